@@ -1,0 +1,42 @@
+// Every collective algorithm, one per file. Each runs inside the communicator's executor (one
+// collective at a time), uses only engine send/receive, and returns with nothing left in flight.
+// Callers guarantee validated arguments and count > 0 (count 0 is handled before dispatch).
+#pragma once
+
+#include "collectives/collective.h"
+
+namespace rcc::collectives {
+
+// ---- Building blocks shared by several algorithms (ring.cc, tree.cc) ----
+
+// Ring reduce-scatter over the blocks of `layout`: rank r ends with block r reduced over all ranks,
+// written to own_out. Each block is reduced once along the ring, so every rank's copy of it would
+// be the same bits. Pipelined in segments, with the segments of a step in flight together.
+Status ring_reduce_scatter(Context& ctx, const void* send, void* own_out, const BlockLayout& layout,
+                           rcc_datatype_t datatype, rcc_op_t op, uint32_t phase);
+// Ring allgather in place: buf holds block r of `layout` at its offset; fills the others. Every
+// receive is posted up front (they land in distinct places) and forwarded as it arrives.
+Status ring_allgather(Context& ctx, void* buf, const BlockLayout& layout, size_t element_bytes, uint32_t phase);
+// Binomial-tree reduce to root, pipelined in segments. result: where the root puts the result
+// (may equal send); on other ranks it may be null (scratch is used) or a buffer to accumulate in.
+Status tree_reduce(Context& ctx, const void* send, void* result, size_t count, rcc_datatype_t datatype, rcc_op_t op,
+                   int root, uint32_t phase);
+// Broadcast from root down a binomial tree (chain = false) or a chain (chain = true), pipelined in
+// segments: a rank forwards each segment as soon as it has it.
+Status tree_broadcast(Context& ctx, void* buf, size_t bytes, int root, bool chain, uint32_t phase);
+
+// ---- The algorithms ----
+Status allreduce_ring(Context& ctx, const Args& args);
+Status allreduce_tree(Context& ctx, const Args& args);
+Status allreduce_recursive_doubling(Context& ctx, const Args& args);
+Status broadcast_tree(Context& ctx, const Args& args);
+Status broadcast_pipeline(Context& ctx, const Args& args);
+Status reduce_tree(Context& ctx, const Args& args);
+Status allgather_ring(Context& ctx, const Args& args);
+Status reduce_scatter_ring(Context& ctx, const Args& args);
+Status alltoall_pairwise(Context& ctx, const Args& args);
+Status gather_linear(Context& ctx, const Args& args);
+Status scatter_linear(Context& ctx, const Args& args);
+Status barrier_dissemination(Context& ctx, const Args& args);
+
+}  // namespace rcc::collectives

@@ -1,0 +1,131 @@
+// What every collective algorithm shares: its arguments, a context that numbers its messages, and
+// blocking helpers over the p2p engine. Algorithms use only engine send/receive, so they run
+// unchanged on every transport (UCX, verbs).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/comm.h"
+#include "core/status.h"
+#include "p2p/engine.h"
+#include "rcc/rcc.h"
+
+namespace rcc::collectives {
+
+enum class Kind { kAllreduce, kBroadcast, kReduce, kAllgather, kReduceScatter, kAlltoall, kGather, kScatter, kBarrier };
+constexpr int kNumKinds = 9;
+const char* kind_name(Kind kind);
+
+// The arguments of one collective call, already validated by the public API. count is the
+// per-rank element count the public function takes (sendcount, recvcount, count per peer).
+struct Args {
+  Kind kind = Kind::kBarrier;
+  const void* sendbuf = nullptr;
+  void* recvbuf = nullptr;
+  size_t count = 0;
+  rcc_datatype_t datatype = RCC_UINT8;
+  rcc_op_t op = RCC_SUM;
+  int root = 0;
+};
+
+// One collective in flight on one rank. Tags carry the collective's sequence number, so messages
+// of consecutive collectives (and of different phases of one) never match each other.
+class Context {
+ public:
+  Context(rcc_comm* comm, uint64_t sequence);
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  p2p::Engine& engine() { return *engine_; }
+  // Tag for a phase (< 65536) of this collective.
+  int tag(uint32_t phase) const { return static_cast<int>(((sequence_ % 4096) << 16) | (phase & 0xffffu)); }
+
+  Status isend(const void* buffer, size_t bytes, int peer, int tag, p2p::Request** out);
+  Status irecv(void* buffer, size_t bytes, int peer, int tag, p2p::Request** out);
+  Status send(const void* buffer, size_t bytes, int peer, int tag);
+  Status recv(void* buffer, size_t bytes, int peer, int tag);
+  // Sends to one peer and receives from another at once (the two may be equal).
+  Status sendrecv(const void* send_buffer, size_t send_bytes, int to, void* recv_buffer, size_t recv_bytes,
+                  int from, int tag);
+
+ private:
+  p2p::Engine* engine_;
+  int rank_;
+  int size_;
+  uint64_t sequence_;
+};
+
+// Pending requests that are all waited for (or, on an early error, drained) together, so nothing is
+// left in flight when a collective returns.
+class RequestSet {
+ public:
+  explicit RequestSet(p2p::Engine& engine) : engine_(engine) {}
+  ~RequestSet();
+  RequestSet(const RequestSet&) = delete;
+  RequestSet& operator=(const RequestSet&) = delete;
+
+  // Returns the request's index for wait().
+  size_t add(p2p::Request* request) {
+    pending_.push_back(request);
+    return pending_.size() - 1;
+  }
+  // Waits for one request (added earlier and not yet waited for).
+  Status wait(size_t index);
+  // Waits for all remaining ones; returns the first failure.
+  Status wait_all();
+
+ private:
+  p2p::Engine& engine_;
+  std::vector<p2p::Request*> pending_;
+};
+
+// Scratch memory reused across collectives on this thread (collectives on one thread run one at a
+// time), so the data path does not allocate per call or per step. Slots are independent buffers;
+// a buffer stays valid until the next call for the same slot.
+Status scratch(int slot, size_t bytes, void** out);
+template <typename T>
+Status scratch(int slot, size_t bytes, T** out) {
+  void* memory = nullptr;
+  RCC_RETURN_IF_ERROR(scratch(slot, bytes, &memory));
+  *out = static_cast<T*>(memory);
+  return RCC_SUCCESS;
+}
+constexpr int kNumScratchSlots = 4;
+
+// Bytes per pipelined message segment: big enough to amortise per-message cost, small enough that
+// several segments keep a link busy while the previous one is reduced.
+constexpr size_t kSegmentBytes = 256 * 1024;
+// Number of segments a block of `bytes` is cut into (at least 1).
+size_t segment_count(size_t bytes);
+// Element range [*begin, *end) of segment j of `count` elements cut into `segments` nearly equal parts.
+inline void segment_range(size_t count, size_t segments, size_t j, size_t* begin, size_t* end) {
+  *begin = count * j / segments;
+  *end = count * (j + 1) / segments;
+}
+
+// Blocks of a buffer split over the ranks: block b covers [offset(b), offset(b) + count(b)) elements.
+struct BlockLayout {
+  size_t total = 0;
+  int blocks = 1;
+  bool even = false;  // equal blocks of `each` elements (allgather, reduce_scatter)
+  size_t each = 0;
+  size_t offset(int b) const;
+  size_t count(int b) const;
+  size_t max_count() const;
+  static BlockLayout split(size_t total, int blocks);   // first total % blocks blocks get one more
+  static BlockLayout equal(size_t each, int blocks);
+};
+
+inline int mod(int value, int n) { return ((value % n) + n) % n; }
+// The op the kernels apply: RCC_AVG reduces as RCC_SUM and is divided once at the end.
+inline rcc_op_t kernel_op(rcc_op_t op) { return op == RCC_AVG ? RCC_SUM : op; }
+inline uint8_t* at(void* base, size_t elements, size_t element_bytes) {
+  return static_cast<uint8_t*>(base) + elements * element_bytes;
+}
+inline const uint8_t* at(const void* base, size_t elements, size_t element_bytes) {
+  return static_cast<const uint8_t*>(base) + elements * element_bytes;
+}
+
+}  // namespace rcc::collectives

@@ -1,0 +1,25 @@
+// Scatter, linear: the root sends each rank its block directly (P-1 messages out of the root).
+// In place on the root when recvbuf == sendbuf + root * recvcount.
+#include <cstring>
+
+#include "collectives/algorithms.h"
+
+namespace rcc::collectives {
+
+Status scatter_linear(Context& ctx, const Args& args) {
+  const int ranks = ctx.size(), rank = ctx.rank(), tag = ctx.tag(0);
+  const size_t block = args.count * rcc_datatype_size(args.datatype);
+  if (rank != args.root) return ctx.recv(args.recvbuf, block, args.root, tag);
+  const uint8_t* input = static_cast<const uint8_t*>(args.sendbuf);
+  RequestSet requests(ctx.engine());
+  for (int step = 1; step < ranks; ++step) {
+    const int peer = mod(rank + step, ranks);
+    p2p::Request* request = nullptr;
+    RCC_RETURN_IF_ERROR(ctx.isend(input + peer * block, block, peer, tag, &request));
+    requests.add(request);
+  }
+  if (input + rank * block != args.recvbuf) std::memmove(args.recvbuf, input + rank * block, block);
+  return requests.wait_all();
+}
+
+}  // namespace rcc::collectives

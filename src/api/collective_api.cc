@@ -1,0 +1,279 @@
+// The public collective functions: validate every argument (errors are returned at once, with a
+// message naming the argument), choose the algorithm, then run the collective on the
+// communicator's executor: inline for the blocking forms, queued for the rcc_i* forms.
+#include <limits>
+
+#include "api/validate.h"
+#include "collectives/argument_check.h"
+#include "collectives/execute.h"
+#include "collectives/tuner.h"
+#include "core/comm.h"
+
+using rcc::Status;
+using rcc::collectives::Args;
+using rcc::collectives::Kind;
+
+namespace {
+
+// Bytes of count elements on each of `ranks` ranks, for buffers that hold every rank's block.
+Status check_all_ranks_buffer(const void* buffer, size_t count, rcc_datatype_t datatype, int ranks,
+                              const char* function, const char* name) {
+  if (count > std::numeric_limits<size_t>::max() / static_cast<size_t>(ranks)) {
+    return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "%s: count %zu times %d ranks overflows (%s)", function, count, ranks,
+                     name);
+  }
+  size_t bytes = 0;
+  return rcc::api::check_buffer(buffer, count * static_cast<size_t>(ranks), datatype, function, name, &bytes);
+}
+
+Status check_count_buffer(const void* buffer, size_t count, rcc_datatype_t datatype, const char* function,
+                          const char* name) {
+  size_t bytes = 0;
+  return rcc::api::check_buffer(buffer, count, datatype, function, name, &bytes);
+}
+
+// Validated arguments on their way to the executor. request == nullptr: blocking.
+Status launch(rcc_comm* comm, const Args& args, const char* function, rcc_request_t* request) {
+  if (request != nullptr) *request = nullptr;
+  const size_t bytes = args.count * rcc_datatype_size(args.datatype);
+  rcc::collectives::Algorithm algorithm;
+  RCC_RETURN_IF_ERROR(rcc::collectives::choose_algorithm(args.kind, bytes, comm->size, &algorithm));
+  const bool check = rcc::collectives::argument_check_enabled();
+  if (request == nullptr) {
+    return comm->executor->run_now([&] { return rcc::collectives::execute(comm, args, algorithm, check); });
+  }
+  auto* wrapped = new rcc_request;
+  wrapped->comm = comm;
+  wrapped->collective =
+      comm->executor->submit([comm, args, algorithm, check] { return rcc::collectives::execute(comm, args, algorithm, check); });
+  rcc::register_request(wrapped);
+  *request = wrapped;
+  (void)function;
+  return RCC_SUCCESS;
+}
+
+Status check_request(rcc_request_t* request, bool nonblocking, const char* function) {
+  if (nonblocking && request == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "%s: request is NULL", function);
+  return RCC_SUCCESS;
+}
+
+// ---- One validator per collective; nonblocking = the rcc_i* form (request must not be NULL) ----
+
+Status allreduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                 rcc_op_t op, rcc_request_t* request, bool nonblocking, const char* function) {
+  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
+  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(check_count_buffer(sendbuf, count, datatype, function, "sendbuf"));
+  RCC_RETURN_IF_ERROR(check_count_buffer(recvbuf, count, datatype, function, "recvbuf"));
+  RCC_RETURN_IF_ERROR(rcc::api::check_op(op, datatype, function));
+  Args args;
+  args.kind = Kind::kAllreduce;
+  args.sendbuf = sendbuf;
+  args.recvbuf = recvbuf;
+  args.count = count;
+  args.datatype = datatype;
+  args.op = op;
+  return launch(comm, args, function, request);
+}
+
+Status broadcast(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int root, rcc_request_t* request,
+                 bool nonblocking, const char* function) {
+  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
+  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(check_count_buffer(buf, count, datatype, function, "buf"));
+  RCC_RETURN_IF_ERROR(rcc::api::check_rank(comm, root, function, "root"));
+  Args args;
+  args.kind = Kind::kBroadcast;
+  args.sendbuf = buf;
+  args.recvbuf = buf;
+  args.count = count;
+  args.datatype = datatype;
+  args.root = root;
+  return launch(comm, args, function, request);
+}
+
+Status reduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype, rcc_op_t op,
+              int root, rcc_request_t* request, bool nonblocking, const char* function) {
+  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
+  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(check_count_buffer(sendbuf, count, datatype, function, "sendbuf"));
+  RCC_RETURN_IF_ERROR(rcc::api::check_rank(comm, root, function, "root"));
+  // Only the root receives; other ranks may pass NULL.
+  if (comm->rank == root) RCC_RETURN_IF_ERROR(check_count_buffer(recvbuf, count, datatype, function, "recvbuf"));
+  RCC_RETURN_IF_ERROR(rcc::api::check_op(op, datatype, function));
+  Args args;
+  args.kind = Kind::kReduce;
+  args.sendbuf = sendbuf;
+  args.recvbuf = recvbuf;
+  args.count = count;
+  args.datatype = datatype;
+  args.op = op;
+  args.root = root;
+  return launch(comm, args, function, request);
+}
+
+Status allgather(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t sendcount, rcc_datatype_t datatype,
+                 rcc_request_t* request, bool nonblocking, const char* function) {
+  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
+  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(check_count_buffer(sendbuf, sendcount, datatype, function, "sendbuf"));
+  RCC_RETURN_IF_ERROR(check_all_ranks_buffer(recvbuf, sendcount, datatype, comm->size, function, "recvbuf"));
+  Args args;
+  args.kind = Kind::kAllgather;
+  args.sendbuf = sendbuf;
+  args.recvbuf = recvbuf;
+  args.count = sendcount;
+  args.datatype = datatype;
+  return launch(comm, args, function, request);
+}
+
+Status reduce_scatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount, rcc_datatype_t datatype,
+                      rcc_op_t op, rcc_request_t* request, bool nonblocking, const char* function) {
+  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
+  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(check_all_ranks_buffer(sendbuf, recvcount, datatype, comm->size, function, "sendbuf"));
+  RCC_RETURN_IF_ERROR(check_count_buffer(recvbuf, recvcount, datatype, function, "recvbuf"));
+  RCC_RETURN_IF_ERROR(rcc::api::check_op(op, datatype, function));
+  Args args;
+  args.kind = Kind::kReduceScatter;
+  args.sendbuf = sendbuf;
+  args.recvbuf = recvbuf;
+  args.count = recvcount;
+  args.datatype = datatype;
+  args.op = op;
+  return launch(comm, args, function, request);
+}
+
+Status alltoall(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                rcc_request_t* request, bool nonblocking, const char* function) {
+  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
+  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(check_all_ranks_buffer(sendbuf, count, datatype, comm->size, function, "sendbuf"));
+  RCC_RETURN_IF_ERROR(check_all_ranks_buffer(recvbuf, count, datatype, comm->size, function, "recvbuf"));
+  Args args;
+  args.kind = Kind::kAlltoall;
+  args.sendbuf = sendbuf;
+  args.recvbuf = recvbuf;
+  args.count = count;
+  args.datatype = datatype;
+  return launch(comm, args, function, request);
+}
+
+Status gather(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t sendcount, rcc_datatype_t datatype, int root,
+              rcc_request_t* request, bool nonblocking, const char* function) {
+  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
+  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(check_count_buffer(sendbuf, sendcount, datatype, function, "sendbuf"));
+  RCC_RETURN_IF_ERROR(rcc::api::check_rank(comm, root, function, "root"));
+  if (comm->rank == root) {
+    RCC_RETURN_IF_ERROR(check_all_ranks_buffer(recvbuf, sendcount, datatype, comm->size, function, "recvbuf"));
+  }
+  Args args;
+  args.kind = Kind::kGather;
+  args.sendbuf = sendbuf;
+  args.recvbuf = recvbuf;
+  args.count = sendcount;
+  args.datatype = datatype;
+  args.root = root;
+  return launch(comm, args, function, request);
+}
+
+Status scatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount, rcc_datatype_t datatype, int root,
+               rcc_request_t* request, bool nonblocking, const char* function) {
+  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
+  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(check_count_buffer(recvbuf, recvcount, datatype, function, "recvbuf"));
+  RCC_RETURN_IF_ERROR(rcc::api::check_rank(comm, root, function, "root"));
+  if (comm->rank == root) {
+    RCC_RETURN_IF_ERROR(check_all_ranks_buffer(sendbuf, recvcount, datatype, comm->size, function, "sendbuf"));
+  }
+  Args args;
+  args.kind = Kind::kScatter;
+  args.sendbuf = sendbuf;
+  args.recvbuf = recvbuf;
+  args.count = recvcount;
+  args.datatype = datatype;
+  args.root = root;
+  return launch(comm, args, function, request);
+}
+
+Status barrier(rcc_comm_t comm, rcc_request_t* request, bool nonblocking, const char* function) {
+  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
+  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  Args args;
+  args.kind = Kind::kBarrier;
+  return launch(comm, args, function, request);
+}
+
+}  // namespace
+
+extern "C" {
+
+rcc_status_t rcc_allreduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                           rcc_op_t op) {
+  return allreduce(comm, sendbuf, recvbuf, count, datatype, op, nullptr, false, "rcc_allreduce");
+}
+rcc_status_t rcc_iallreduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                            rcc_op_t op, rcc_request_t* request) {
+  return allreduce(comm, sendbuf, recvbuf, count, datatype, op, request, true, "rcc_iallreduce");
+}
+rcc_status_t rcc_broadcast(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int root) {
+  return broadcast(comm, buf, count, datatype, root, nullptr, false, "rcc_broadcast");
+}
+rcc_status_t rcc_ibroadcast(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int root,
+                            rcc_request_t* request) {
+  return broadcast(comm, buf, count, datatype, root, request, true, "rcc_ibroadcast");
+}
+rcc_status_t rcc_reduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                        rcc_op_t op, int root) {
+  return reduce(comm, sendbuf, recvbuf, count, datatype, op, root, nullptr, false, "rcc_reduce");
+}
+rcc_status_t rcc_ireduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                         rcc_op_t op, int root, rcc_request_t* request) {
+  return reduce(comm, sendbuf, recvbuf, count, datatype, op, root, request, true, "rcc_ireduce");
+}
+rcc_status_t rcc_allgather(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t sendcount,
+                           rcc_datatype_t datatype) {
+  return allgather(comm, sendbuf, recvbuf, sendcount, datatype, nullptr, false, "rcc_allgather");
+}
+rcc_status_t rcc_iallgather(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t sendcount,
+                            rcc_datatype_t datatype, rcc_request_t* request) {
+  return allgather(comm, sendbuf, recvbuf, sendcount, datatype, request, true, "rcc_iallgather");
+}
+rcc_status_t rcc_reduce_scatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount,
+                                rcc_datatype_t datatype, rcc_op_t op) {
+  return reduce_scatter(comm, sendbuf, recvbuf, recvcount, datatype, op, nullptr, false, "rcc_reduce_scatter");
+}
+rcc_status_t rcc_ireduce_scatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount,
+                                 rcc_datatype_t datatype, rcc_op_t op, rcc_request_t* request) {
+  return reduce_scatter(comm, sendbuf, recvbuf, recvcount, datatype, op, request, true, "rcc_ireduce_scatter");
+}
+rcc_status_t rcc_alltoall(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype) {
+  return alltoall(comm, sendbuf, recvbuf, count, datatype, nullptr, false, "rcc_alltoall");
+}
+rcc_status_t rcc_ialltoall(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                           rcc_request_t* request) {
+  return alltoall(comm, sendbuf, recvbuf, count, datatype, request, true, "rcc_ialltoall");
+}
+rcc_status_t rcc_gather(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t sendcount, rcc_datatype_t datatype,
+                        int root) {
+  return gather(comm, sendbuf, recvbuf, sendcount, datatype, root, nullptr, false, "rcc_gather");
+}
+rcc_status_t rcc_igather(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t sendcount, rcc_datatype_t datatype,
+                         int root, rcc_request_t* request) {
+  return gather(comm, sendbuf, recvbuf, sendcount, datatype, root, request, true, "rcc_igather");
+}
+rcc_status_t rcc_scatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount,
+                         rcc_datatype_t datatype, int root) {
+  return scatter(comm, sendbuf, recvbuf, recvcount, datatype, root, nullptr, false, "rcc_scatter");
+}
+rcc_status_t rcc_iscatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount,
+                          rcc_datatype_t datatype, int root, rcc_request_t* request) {
+  return scatter(comm, sendbuf, recvbuf, recvcount, datatype, root, request, true, "rcc_iscatter");
+}
+rcc_status_t rcc_barrier(rcc_comm_t comm) { return barrier(comm, nullptr, false, "rcc_barrier"); }
+rcc_status_t rcc_ibarrier(rcc_comm_t comm, rcc_request_t* request) {
+  return barrier(comm, request, true, "rcc_ibarrier");
+}
+
+}  // extern "C"

@@ -1,0 +1,54 @@
+// The rendezvous: a TCP key/value store (set, get-with-wait) that ranks use to exchange transport
+// addresses. One process hosts the server (rccrun, rank 0, or the rank that made a unique id);
+// every rank holds one client connection. Every connection first presents the job's secret; a wrong
+// or missing secret is refused and logged, and never disturbs the job. Lengths are bounded.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace rcc::bootstrap {
+
+constexpr size_t kMaxKeyBytes = 256;
+constexpr size_t kMaxValueBytes = 64u << 20;
+
+// A random secret of 32 hex characters from /dev/urandom.
+Status make_secret(std::string* secret);
+
+class StoreServer {
+ public:
+  // Listens on bind_host:port (port 0: any free port) and serves clients from a background thread
+  // until destroyed. address() is the host:port clients should dial (advertise_host:port).
+  static Status start(const std::string& bind_host, int port, const std::string& advertise_host,
+                      const std::string& secret, std::unique_ptr<StoreServer>* out);
+  virtual ~StoreServer() = default;
+  virtual std::string address() const = 0;
+  virtual int port() const = 0;
+};
+
+class StoreClient {
+ public:
+  // Dials address ("host:port"), retrying until timeout_s (the server may start later).
+  static Status connect(const std::string& address, const std::string& secret, double timeout_s,
+                        std::unique_ptr<StoreClient>* out);
+  virtual ~StoreClient() = default;
+  virtual Status set(const std::string& key, const std::vector<uint8_t>& value) = 0;
+  // Waits until key is set or timeout_s passes (RCC_ERR_TIMEOUT).
+  virtual Status get(const std::string& key, double timeout_s, std::vector<uint8_t>* value) = 0;
+  // Non-blocking: *found = false when the key is not set yet.
+  virtual Status try_get(const std::string& key, bool* found, std::vector<uint8_t>* value) = 0;
+};
+
+// Every rank contributes one blob under prefix; on success all[r] is rank r's blob. A rank that does
+// not arrive within timeout_s gives RCC_ERR_TIMEOUT with a message naming the missing ranks.
+Status allgather(StoreClient& store, const std::string& prefix, int rank, int size,
+                 const std::vector<uint8_t>& mine, double timeout_s, std::vector<std::vector<uint8_t>>* all);
+
+// All ranks arrive before any leaves (an allgather of nothing).
+Status barrier(StoreClient& store, const std::string& prefix, int rank, int size, double timeout_s);
+
+}  // namespace rcc::bootstrap

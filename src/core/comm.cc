@@ -1,0 +1,95 @@
+#include "core/comm.h"
+
+#include <mutex>
+#include <unordered_set>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "transport/transport.h"
+
+namespace rcc {
+namespace {
+
+std::mutex g_registry_mutex;
+std::unordered_set<rcc_comm*>& live_comms() {
+  static auto* comms = new std::unordered_set<rcc_comm*>;
+  return *comms;
+}
+std::unordered_set<rcc_request*>& live_requests() {
+  static auto* requests = new std::unordered_set<rcc_request*>;
+  return *requests;
+}
+// Communicators made by one process are numbered so that their rendezvous keys never collide.
+std::atomic<uint64_t> g_comm_generation{0};
+
+}  // namespace
+
+void register_comm(rcc_comm* comm) {
+  std::lock_guard<std::mutex> guard(g_registry_mutex);
+  live_comms().insert(comm);
+}
+
+bool unregister_comm(rcc_comm* comm) {
+  std::lock_guard<std::mutex> guard(g_registry_mutex);
+  return live_comms().erase(comm) == 1;
+}
+
+Status check_comm(rcc_comm_t comm, const char* function) {
+  if (comm == nullptr) return fail(RCC_ERR_INVALID_ARGUMENT, "%s: comm is NULL", function);
+  {
+    std::lock_guard<std::mutex> guard(g_registry_mutex);
+    if (live_comms().count(comm) == 0) {
+      return fail(RCC_ERR_INVALID_USAGE, "%s: comm is not a live communicator (destroyed, or never initialised)",
+                  function);
+    }
+  }
+  if (comm->aborted.load()) return fail(RCC_ERR_ABORTED, "%s: the communicator was aborted", function);
+  return RCC_SUCCESS;
+}
+
+void register_request(rcc_request* request) {
+  std::lock_guard<std::mutex> guard(g_registry_mutex);
+  live_requests().insert(request);
+}
+
+bool unregister_request(rcc_request* request) {
+  std::lock_guard<std::mutex> guard(g_registry_mutex);
+  return live_requests().erase(request) == 1;
+}
+
+bool is_live_request(rcc_request* request) {
+  std::lock_guard<std::mutex> guard(g_registry_mutex);
+  return live_requests().count(request) == 1;
+}
+
+Status create_comm(const bootstrap::JobInfo& job, std::unique_ptr<bootstrap::StoreServer> server,
+                   std::unique_ptr<bootstrap::StoreClient> store, rcc_comm** out) {
+  log::set_rank(job.rank);
+  const double timeout_s = static_cast<double>(config::get_int_or_default("RCC_BOOTSTRAP_TIMEOUT"));
+  transport::Options options;
+  options.rank = job.rank;
+  options.size = job.size;
+  options.local_rank = job.local_rank;
+  // Slot messages and rendezvous notices are each bounded by the eager slot count (the credits).
+  options.max_notifies_per_peer = 2 * static_cast<int>(config::get_int_or_default("RCC_EAGER_SLOTS"));
+  std::unique_ptr<transport::Transport> transport;
+  RCC_RETURN_IF_ERROR(transport::create_transport(options, &transport));
+
+  auto comm = std::make_unique<rcc_comm>();
+  comm->rank = job.rank;
+  comm->size = job.size;
+  comm->local_rank = job.local_rank;
+  comm->store_server = std::move(server);
+  comm->store = std::move(store);
+  const std::string prefix = "rcc/comm" + std::to_string(g_comm_generation.fetch_add(1));
+  RCC_RETURN_IF_ERROR(p2p::Engine::create(std::move(transport), *comm->store, prefix, job.rank, job.size, timeout_s,
+                                          &comm->engine));
+  comm->executor = std::make_unique<Executor>();
+  RCC_INFO("communicator ready: rank %d of %d (%s), transport %s", job.rank, job.size, job.source.c_str(),
+           comm->engine->transport_name());
+  *out = comm.release();
+  register_comm(*out);
+  return RCC_SUCCESS;
+}
+
+}  // namespace rcc

@@ -1,0 +1,49 @@
+// The communicator behind rcc_comm_t and the request behind rcc_request_t.
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include "bootstrap/job.h"
+#include "bootstrap/store.h"
+#include "core/executor.h"
+#include "p2p/engine.h"
+#include "rcc/rcc.h"
+
+struct rcc_comm {
+  int rank = -1;
+  int size = 0;
+  int local_rank = -1;
+  uint64_t collective_sequence = 0;  // numbers collectives; tags of their messages carry it
+  std::atomic<bool> aborted{false};
+  std::unique_ptr<rcc::bootstrap::StoreServer> store_server;  // on the rank hosting the rendezvous
+  std::unique_ptr<rcc::bootstrap::StoreClient> store;
+  std::unique_ptr<rcc::p2p::Engine> engine;
+  std::unique_ptr<rcc::Executor> executor;  // destroyed first: it may still run collectives
+  ~rcc_comm() {
+    executor.reset();
+    engine.reset();
+  }
+};
+
+struct rcc_request {
+  rcc_comm* comm = nullptr;
+  rcc::p2p::Request* p2p = nullptr;         // a send or receive
+  std::shared_ptr<rcc::Task> collective;     // a nonblocking collective
+};
+
+namespace rcc {
+
+// Builds a communicator once rank, size and the store are known (all init paths end here).
+Status create_comm(const bootstrap::JobInfo& job, std::unique_ptr<bootstrap::StoreServer> server,
+                   std::unique_ptr<bootstrap::StoreClient> store, rcc_comm** out);
+
+// Live-object registries, so that use after destroy or free is an error instead of a crash.
+void register_comm(rcc_comm* comm);
+bool unregister_comm(rcc_comm* comm);
+Status check_comm(rcc_comm_t comm, const char* function);
+void register_request(rcc_request* request);
+bool unregister_request(rcc_request* request);
+bool is_live_request(rcc_request* request);
+
+}  // namespace rcc

@@ -1,0 +1,65 @@
+#include "core/status.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+#include "core/log.h"
+
+namespace rcc {
+namespace {
+
+thread_local std::string t_last_error;
+
+std::string vformat(const char* format, va_list args) {
+  char buffer[1024];
+  std::vsnprintf(buffer, sizeof buffer, format, args);
+  return buffer;
+}
+
+}  // namespace
+
+Status fail(Status code, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  t_last_error = vformat(format, args);
+  va_end(args);
+  RCC_WARN("%s: %s", rcc_status_string(code), t_last_error.c_str());
+  return code;
+}
+
+Status fail_quietly(Status code, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  t_last_error = vformat(format, args);
+  va_end(args);
+  RCC_INFO("%s: %s", rcc_status_string(code), t_last_error.c_str());
+  return code;
+}
+
+void set_last_error(const std::string& message) { t_last_error = message; }
+
+const std::string& last_error() { return t_last_error; }
+
+}  // namespace rcc
+
+extern "C" const char* rcc_status_string(rcc_status_t status) {
+  switch (status) {
+    case RCC_SUCCESS: return "RCC_SUCCESS";
+    case RCC_ERR_INVALID_ARGUMENT: return "RCC_ERR_INVALID_ARGUMENT";
+    case RCC_ERR_INVALID_USAGE: return "RCC_ERR_INVALID_USAGE";
+    case RCC_ERR_TIMEOUT: return "RCC_ERR_TIMEOUT";
+    case RCC_ERR_PEER_FAILED: return "RCC_ERR_PEER_FAILED";
+    case RCC_ERR_TRANSPORT: return "RCC_ERR_TRANSPORT";
+    case RCC_ERR_BOOTSTRAP: return "RCC_ERR_BOOTSTRAP";
+    case RCC_ERR_TRUNCATED: return "RCC_ERR_TRUNCATED";
+    case RCC_ERR_NO_MEMORY: return "RCC_ERR_NO_MEMORY";
+    case RCC_ERR_NO_DEVICE: return "RCC_ERR_NO_DEVICE";
+    case RCC_ERR_UNSUPPORTED: return "RCC_ERR_UNSUPPORTED";
+    case RCC_ERR_ABORTED: return "RCC_ERR_ABORTED";
+    case RCC_ERR_MISMATCH: return "RCC_ERR_MISMATCH";
+    case RCC_ERR_INTERNAL: return "RCC_ERR_INTERNAL";
+  }
+  return "RCC_ERR_UNKNOWN_STATUS";
+}
+
+extern "C" const char* rcc_last_error(void) { return rcc::t_last_error.c_str(); }

@@ -1,0 +1,678 @@
+#include "p2p/engine.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "core/config.h"
+#include "core/log.h"
+
+namespace rcc::p2p {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kAlign = 64;
+
+size_t round_up(size_t value, size_t align) { return (value + align - 1) / align * align; }
+
+// The blob each rank publishes after the transport is connected: where peers write.
+struct AreaHeader {
+  uint64_t recv_area;
+  uint64_t credit_area;
+  uint32_t recv_key_bytes;
+  uint32_t credit_key_bytes;
+  uint32_t slots;
+  uint32_t slot_bytes;
+};
+
+
+}  // namespace
+
+struct Engine::Unexpected {
+  SlotHeader header{};
+  std::vector<uint8_t> payload;  // kEager
+  Request* self_send = nullptr;  // a large send to oneself, copied when matched
+};
+
+struct Engine::PeerState {
+  struct PendingMessage {
+    SlotHeader header;
+    std::vector<uint8_t> payload;
+  };
+  struct PendingWrite {
+    Request* send;
+    uint64_t target;
+    uint64_t bytes;
+    uint64_t receiver_request;
+  };
+
+  uint64_t remote_slots = 0;   // my slots inside the peer's receive area
+  uint64_t remote_credit = 0;  // my credit word inside the peer's credit area
+  std::unique_ptr<transport::RemoteKey> slots_key, credit_key;
+
+  uint64_t slots_sent = 0, fins_sent = 0;
+  std::deque<PendingMessage> pending_messages;  // waiting for a slot credit
+  std::deque<PendingWrite> pending_writes;      // waiting for a FIN credit
+
+  uint64_t slots_consumed = 0, fins_consumed = 0, reported_slots = 0, reported_fins = 0;
+  std::deque<Request*> posted;  // receives in the order posted
+  std::deque<Unexpected> unexpected;
+
+  bool failed = false;
+  Status failure = RCC_SUCCESS;
+  std::string failure_message;
+};
+
+Engine::Engine(std::unique_ptr<transport::Transport> transport, int rank, int size)
+    : transport_(std::move(transport)), rank_(rank), size_(size), peers_(size) {}
+
+Engine::~Engine() {
+  for (Request* request : requests_) delete request;
+}
+
+Status Engine::create(std::unique_ptr<transport::Transport> transport, bootstrap::StoreClient& store,
+                      const std::string& key_prefix, int rank, int size, double timeout_s,
+                      std::unique_ptr<Engine>* out) {
+  std::unique_ptr<Engine> engine(new Engine(std::move(transport), rank, size));
+  RCC_RETURN_IF_ERROR(engine->connect(store, key_prefix, timeout_s));
+  *out = std::move(engine);
+  return RCC_SUCCESS;
+}
+
+Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_prefix, double timeout_s) {
+  int64_t eager_limit = config::get_int_or_default("RCC_EAGER_LIMIT");
+  int64_t slots = config::get_int_or_default("RCC_EAGER_SLOTS");
+  if (eager_limit < 1024 || eager_limit > (64 << 20)) {
+    return fail(RCC_ERR_INVALID_ARGUMENT, "RCC_EAGER_LIMIT=%lld is outside [1024, 64 MiB]", static_cast<long long>(eager_limit));
+  }
+  if (slots < 4 || slots > 4096 || slots % 4 != 0) {
+    return fail(RCC_ERR_INVALID_ARGUMENT, "RCC_EAGER_SLOTS=%lld must be a multiple of 4 in [4, 4096]", static_cast<long long>(slots));
+  }
+  eager_limit_ = static_cast<size_t>(eager_limit);
+  slots_ = static_cast<uint32_t>(slots);
+  slot_bytes_ = round_up(sizeof(SlotHeader) + eager_limit_, kAlign);
+  spin_count_ = static_cast<int>(std::max<int64_t>(1, config::get_int_or_default("RCC_SPIN_COUNT")));
+  timeout_s_ = static_cast<double>(std::max<int64_t>(1, config::get_int_or_default("RCC_TIMEOUT")));
+
+  const size_t area_bytes = static_cast<size_t>(size_) * slots_ * slot_bytes_;
+  recv_area_.assign(area_bytes, 0);
+  send_area_.assign(area_bytes, 0);
+  credit_area_.assign(size_, CreditWord{0, 0});
+  credit_staging_.assign(size_, CreditWord{0, 0});
+  RCC_RETURN_IF_ERROR(transport_->register_memory(recv_area_.data(), area_bytes, &recv_memory_));
+  RCC_RETURN_IF_ERROR(transport_->register_memory(send_area_.data(), area_bytes, &send_memory_));
+  RCC_RETURN_IF_ERROR(transport_->register_memory(credit_area_.data(), size_ * sizeof(CreditWord), &credit_memory_));
+  RCC_RETURN_IF_ERROR(transport_->register_memory(credit_staging_.data(), size_ * sizeof(CreditWord),
+                                                  &credit_staging_memory_));
+
+  std::vector<uint8_t> address;
+  RCC_RETURN_IF_ERROR(transport_->local_address(&address));
+  std::vector<std::vector<uint8_t>> addresses;
+  RCC_RETURN_IF_ERROR(bootstrap::allgather(store, key_prefix + "/transport", rank_, size_, address, timeout_s, &addresses));
+  RCC_RETURN_IF_ERROR(transport_->connect_all(addresses));
+
+  std::vector<uint8_t> recv_key, credit_key;
+  RCC_RETURN_IF_ERROR(transport_->pack_key(*recv_memory_, &recv_key));
+  RCC_RETURN_IF_ERROR(transport_->pack_key(*credit_memory_, &credit_key));
+  AreaHeader mine{reinterpret_cast<uint64_t>(recv_area_.data()), reinterpret_cast<uint64_t>(credit_area_.data()),
+                  static_cast<uint32_t>(recv_key.size()), static_cast<uint32_t>(credit_key.size()), slots_,
+                  static_cast<uint32_t>(slot_bytes_)};
+  std::vector<uint8_t> blob(sizeof mine + recv_key.size() + credit_key.size());
+  std::memcpy(blob.data(), &mine, sizeof mine);
+  std::copy(recv_key.begin(), recv_key.end(), blob.begin() + sizeof mine);
+  std::copy(credit_key.begin(), credit_key.end(), blob.begin() + sizeof mine + recv_key.size());
+  std::vector<std::vector<uint8_t>> areas;
+  RCC_RETURN_IF_ERROR(bootstrap::allgather(store, key_prefix + "/areas", rank_, size_, blob, timeout_s, &areas));
+
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer == rank_) continue;
+    const std::vector<uint8_t>& theirs = areas[peer];
+    AreaHeader header;
+    if (theirs.size() < sizeof header) return fail(RCC_ERR_BOOTSTRAP, "rank %d published a truncated area description", peer);
+    std::memcpy(&header, theirs.data(), sizeof header);
+    if (theirs.size() != sizeof header + header.recv_key_bytes + header.credit_key_bytes) {
+      return fail(RCC_ERR_BOOTSTRAP, "rank %d published a malformed area description", peer);
+    }
+    if (header.slots != slots_ || header.slot_bytes != slot_bytes_) {
+      return fail(RCC_ERR_MISMATCH,
+                  "rank %d uses %u eager slots of %u bytes, this rank %u of %zu: set RCC_EAGER_LIMIT and "
+                  "RCC_EAGER_SLOTS the same on every rank",
+                  peer, header.slots, header.slot_bytes, slots_, slot_bytes_);
+    }
+    const uint8_t* keys = theirs.data() + sizeof header;
+    std::vector<uint8_t> their_recv_key(keys, keys + header.recv_key_bytes);
+    std::vector<uint8_t> their_credit_key(keys + header.recv_key_bytes,
+                                          keys + header.recv_key_bytes + header.credit_key_bytes);
+    PeerState& state = peers_[peer];
+    RCC_RETURN_IF_ERROR(transport_->import_key(peer, their_recv_key, &state.slots_key));
+    RCC_RETURN_IF_ERROR(transport_->import_key(peer, their_credit_key, &state.credit_key));
+    state.remote_slots = header.recv_area + static_cast<uint64_t>(rank_) * slots_ * slot_bytes_;
+    state.remote_credit = header.credit_area + static_cast<uint64_t>(rank_) * sizeof(CreditWord);
+  }
+  RCC_INFO("engine: %d ranks connected over %s, eager limit %zu bytes, %u slots per peer", size_,
+           transport_->name(), eager_limit_, slots_);
+  return RCC_SUCCESS;
+}
+
+uint8_t* Engine::recv_slot(int peer, uint32_t slot) {
+  return recv_area_.data() + (static_cast<size_t>(peer) * slots_ + slot) * slot_bytes_;
+}
+
+uint8_t* Engine::send_slot(int peer, uint32_t slot) {
+  return send_area_.data() + (static_cast<size_t>(peer) * slots_ + slot) * slot_bytes_;
+}
+
+Request* Engine::new_request() {
+  uint32_t index;
+  if (!free_indexes_.empty()) {
+    index = free_indexes_.back();
+    free_indexes_.pop_back();
+  } else {
+    index = static_cast<uint32_t>(requests_.size());
+    requests_.push_back(new Request);
+  }
+  Request* request = requests_[index];
+  *request = Request{};
+  request->index = index;
+  request->in_use = true;
+  return request;
+}
+
+void Engine::free_request(Request* request) {
+  request->memory.reset();
+  request->remote_key.reset();
+  request->in_use = false;
+  free_indexes_.push_back(request->index);
+}
+
+Request* Engine::request_at(uint64_t index) {
+  if (index >= requests_.size() || !requests_[index]->in_use) return nullptr;
+  return requests_[index];
+}
+
+Status Engine::check_usable(int peer) {
+  if (aborted_) return fail(RCC_ERR_ABORTED, "the communicator was aborted");
+  const PeerState& state = peers_[peer];
+  if (state.failed) return fail(state.failure, "%s", state.failure_message.c_str());
+  return RCC_SUCCESS;
+}
+
+void Engine::complete(Request* request, Status status, const std::string& message) {
+  if (request->done) return;
+  request->done = true;
+  request->status = status;
+  request->error = message;
+  request->memory.reset();
+  request->remote_key.reset();
+}
+
+Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  RCC_RETURN_IF_ERROR(check_usable(peer));
+  Request* request = new_request();
+  request->kind = Request::Kind::kSend;
+  request->peer = peer;
+  request->tag = tag;
+  request->context = context;
+  request->buffer = const_cast<void*>(buffer);
+  request->bytes = bytes;
+
+  SlotHeader header{};
+  header.tag = tag;
+  header.context = context;
+  header.length = bytes;
+  header.sender_request = request->index;
+
+  if (peer == rank_) {
+    // Sending to oneself: match a posted receive directly, else park the message.
+    PeerState& self = peers_[rank_];
+    for (auto it = self.posted.begin(); it != self.posted.end(); ++it) {
+      Request* receive = *it;
+      if (receive->tag != tag || receive->context != context) continue;
+      self.posted.erase(it);
+      if (bytes > receive->bytes) {
+        complete(receive, RCC_ERR_TRUNCATED,
+                 "message of " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer) +
+                     " (tag " + std::to_string(tag) + ") is longer than the receive buffer of " +
+                     std::to_string(receive->bytes) + " bytes");
+      } else {
+        if (bytes > 0) std::memcpy(receive->buffer, buffer, bytes);
+        receive->received = bytes;
+        complete(receive, RCC_SUCCESS);
+      }
+      complete(request, RCC_SUCCESS);
+      *out = request;
+      return RCC_SUCCESS;
+    }
+    Unexpected parked;
+    parked.header = header;
+    parked.header.type = SlotType::kEager;
+    if (bytes <= eager_limit_) {
+      const auto* bytes_in = static_cast<const uint8_t*>(buffer);
+      parked.payload.assign(bytes_in, bytes_in + bytes);
+      complete(request, RCC_SUCCESS);
+    } else {
+      parked.self_send = request;
+    }
+    self.unexpected.push_back(std::move(parked));
+    *out = request;
+    return RCC_SUCCESS;
+  }
+
+  if (bytes <= eager_limit_) {
+    header.type = SlotType::kEager;
+    Status status = post_slot_message(peer, header, buffer, bytes);
+    if (status != RCC_SUCCESS) {
+      free_request(request);
+      return status;
+    }
+    complete(request, RCC_SUCCESS);  // the payload has been copied out of the caller's buffer
+  } else {
+    Status status = transport_->register_memory(request->buffer, bytes, &request->memory);
+    if (status == RCC_SUCCESS) {
+      header.type = SlotType::kRts;
+      status = post_slot_message(peer, header, nullptr, 0);
+    }
+    if (status != RCC_SUCCESS) {
+      free_request(request);
+      return status;
+    }
+  }
+  *out = request;
+  return RCC_SUCCESS;
+}
+
+Status Engine::irecv(void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  RCC_RETURN_IF_ERROR(check_usable(peer));
+  Request* request = new_request();
+  request->kind = Request::Kind::kRecv;
+  request->peer = peer;
+  request->tag = tag;
+  request->context = context;
+  request->buffer = buffer;
+  request->bytes = bytes;
+  *out = request;
+
+  PeerState& state = peers_[peer];
+  for (auto it = state.unexpected.begin(); it != state.unexpected.end(); ++it) {
+    if (it->header.tag != tag || it->header.context != context) continue;
+    Unexpected message = std::move(*it);
+    state.unexpected.erase(it);
+    if (message.header.type == SlotType::kRts) {
+      Status status = send_cts(request, message);
+      if (status != RCC_SUCCESS) complete(request, status, last_error());
+      return RCC_SUCCESS;
+    }
+    size_t length = message.header.length;
+    if (length > bytes) {
+      complete(request, RCC_ERR_TRUNCATED,
+               "message of " + std::to_string(length) + " bytes from rank " + std::to_string(peer) + " (tag " +
+                   std::to_string(tag) + ") is longer than the receive buffer of " + std::to_string(bytes) +
+                   " bytes");
+    } else {
+      const void* source = message.self_send != nullptr ? message.self_send->buffer : message.payload.data();
+      if (length > 0) std::memcpy(buffer, source, length);
+      request->received = length;
+      complete(request, RCC_SUCCESS);
+    }
+    if (message.self_send != nullptr) complete(message.self_send, RCC_SUCCESS);
+    return RCC_SUCCESS;
+  }
+  state.posted.push_back(request);
+  return RCC_SUCCESS;
+}
+
+Status Engine::post_slot_message(int peer, const SlotHeader& header, const void* payload, size_t payload_bytes) {
+  PeerState& state = peers_[peer];
+  const uint64_t consumed = __atomic_load_n(&credit_area_[peer].slots_consumed, __ATOMIC_ACQUIRE);
+  if (!state.pending_messages.empty() || state.slots_sent - consumed >= slots_) {
+    const auto* bytes = static_cast<const uint8_t*>(payload);
+    state.pending_messages.push_back({header, std::vector<uint8_t>(bytes, bytes + payload_bytes)});
+    return RCC_SUCCESS;
+  }
+  return write_slot(peer, header, payload, payload_bytes);
+}
+
+Status Engine::write_slot(int peer, const SlotHeader& header, const void* payload, size_t payload_bytes) {
+  PeerState& state = peers_[peer];
+  const uint32_t slot = static_cast<uint32_t>(state.slots_sent % slots_);
+  uint8_t* staging = send_slot(peer, slot);
+  std::memcpy(staging, &header, sizeof header);
+  if (payload_bytes > 0) std::memcpy(staging + sizeof header, payload, payload_bytes);
+  RCC_RETURN_IF_ERROR(transport_->write(peer, staging, sizeof header + payload_bytes, *send_memory_,
+                                        state.remote_slots + static_cast<uint64_t>(slot) * slot_bytes_,
+                                        *state.slots_key, true, make_imm(ImmKind::kSlot, slot), 0));
+  ++state.slots_sent;
+  return RCC_SUCCESS;
+}
+
+Status Engine::flush_pending(int peer) {
+  PeerState& state = peers_[peer];
+  while (!state.pending_messages.empty()) {
+    const uint64_t consumed = __atomic_load_n(&credit_area_[peer].slots_consumed, __ATOMIC_ACQUIRE);
+    if (state.slots_sent - consumed >= slots_) break;
+    PeerState::PendingMessage message = std::move(state.pending_messages.front());
+    state.pending_messages.pop_front();
+    RCC_RETURN_IF_ERROR(write_slot(peer, message.header, message.payload.data(), message.payload.size()));
+  }
+  while (!state.pending_writes.empty()) {
+    const uint64_t consumed = __atomic_load_n(&credit_area_[peer].fins_consumed, __ATOMIC_ACQUIRE);
+    if (state.fins_sent - consumed >= slots_) break;
+    PeerState::PendingWrite write = state.pending_writes.front();
+    state.pending_writes.pop_front();
+    Request* send = write.send;
+    RCC_TRACE("writing %llu bytes to rank %d for its receive %llu", static_cast<unsigned long long>(write.bytes),
+              peer, static_cast<unsigned long long>(write.receiver_request));
+    RCC_RETURN_IF_ERROR(transport_->write(peer, send->buffer, write.bytes, *send->memory, write.target,
+                                          *send->remote_key, true,
+                                          make_imm(ImmKind::kFin, static_cast<uint32_t>(write.receiver_request)),
+                                          send->index + 1));
+    ++state.fins_sent;
+  }
+  return RCC_SUCCESS;
+}
+
+Status Engine::send_credits(int peer, bool force) {
+  PeerState& state = peers_[peer];
+  const uint64_t slots = state.slots_consumed - state.reported_slots;
+  const uint64_t fins = state.fins_consumed - state.reported_fins;
+  const uint64_t quarter = slots_ / 4;
+  if (!(slots >= quarter || fins >= quarter || (force && (slots > 0 || fins > 0)))) return RCC_SUCCESS;
+  credit_staging_[peer] = CreditWord{state.slots_consumed, state.fins_consumed};
+  state.reported_slots = state.slots_consumed;
+  state.reported_fins = state.fins_consumed;
+  return transport_->write(peer, &credit_staging_[peer], sizeof(CreditWord), *credit_staging_memory_,
+                           state.remote_credit, *state.credit_key, false, 0, 0);
+}
+
+Status Engine::send_cts(Request* receive, const Unexpected& rts) {
+  const int peer = receive->peer;
+  SlotHeader cts{};
+  cts.type = SlotType::kCts;
+  cts.tag = rts.header.tag;
+  cts.context = rts.header.context;
+  cts.sender_request = rts.header.sender_request;
+  cts.receiver_request = receive->index;
+  const size_t length = rts.header.length;
+  if (length > receive->bytes) {
+    complete(receive, RCC_ERR_TRUNCATED,
+             "message of " + std::to_string(length) + " bytes from rank " + std::to_string(peer) + " (tag " +
+                 std::to_string(receive->tag) + ") is longer than the receive buffer of " +
+                 std::to_string(receive->bytes) + " bytes");
+    cts.length = 0;  // refused: the sender completes without writing
+    return post_slot_message(peer, cts, nullptr, 0);
+  }
+  std::vector<uint8_t> key;
+  RCC_RETURN_IF_ERROR(transport_->register_memory(receive->buffer, length, &receive->memory));
+  RCC_RETURN_IF_ERROR(transport_->pack_key(*receive->memory, &key));
+  if (key.size() > eager_limit_) return fail(RCC_ERR_INTERNAL, "a remote key of %zu bytes does not fit a slot", key.size());
+  cts.length = length;
+  cts.target_addr = reinterpret_cast<uint64_t>(receive->buffer);
+  cts.key_length = static_cast<uint32_t>(key.size());
+  receive->received = length;
+  return post_slot_message(peer, cts, key.data(), key.size());
+}
+
+Status Engine::start_rendezvous_write(Request* send, uint64_t target, const std::vector<uint8_t>& key, uint64_t bytes,
+                                      uint64_t receiver_request) {
+  RCC_RETURN_IF_ERROR(transport_->import_key(send->peer, key, &send->remote_key));
+  peers_[send->peer].pending_writes.push_back({send, target, bytes, receiver_request});
+  return flush_pending(send->peer);
+}
+
+void Engine::match_or_queue_eager(int peer, const SlotHeader& header, const uint8_t* payload) {
+  PeerState& state = peers_[peer];
+  for (auto it = state.posted.begin(); it != state.posted.end(); ++it) {
+    Request* receive = *it;
+    if (receive->tag != header.tag || receive->context != header.context) continue;
+    state.posted.erase(it);
+    if (header.length > receive->bytes) {
+      complete(receive, RCC_ERR_TRUNCATED,
+               "message of " + std::to_string(header.length) + " bytes from rank " + std::to_string(peer) +
+                   " (tag " + std::to_string(header.tag) + ") is longer than the receive buffer of " +
+                   std::to_string(receive->bytes) + " bytes");
+      return;
+    }
+    if (header.length > 0) std::memcpy(receive->buffer, payload, header.length);
+    receive->received = header.length;
+    complete(receive, RCC_SUCCESS);
+    return;
+  }
+  Unexpected parked;
+  parked.header = header;
+  parked.payload.assign(payload, payload + header.length);
+  state.unexpected.push_back(std::move(parked));
+}
+
+Status Engine::handle_slot(int peer, uint32_t slot) {
+  PeerState& state = peers_[peer];
+  const uint32_t expected = static_cast<uint32_t>(state.slots_consumed % slots_);
+  if (slot != expected) {
+    return fail(RCC_ERR_TRANSPORT, "protocol error: rank %d wrote slot %u, expected slot %u", peer, slot, expected);
+  }
+  SlotHeader header;
+  const uint8_t* bytes = recv_slot(peer, slot);
+  std::memcpy(&header, bytes, sizeof header);
+  const uint8_t* payload = bytes + sizeof header;
+  RCC_TRACE("slot %u from rank %d: type %u tag %d length %llu", slot, peer, static_cast<unsigned>(header.type),
+            header.tag, static_cast<unsigned long long>(header.length));
+  switch (header.type) {
+    case SlotType::kEager:
+      if (header.length > eager_limit_) return fail(RCC_ERR_TRANSPORT, "protocol error: oversized eager message from rank %d", peer);
+      match_or_queue_eager(peer, header, payload);
+      break;
+    case SlotType::kRts: {
+      Unexpected rts;
+      rts.header = header;
+      bool matched = false;
+      for (auto it = state.posted.begin(); it != state.posted.end(); ++it) {
+        if ((*it)->tag != header.tag || (*it)->context != header.context) continue;
+        Request* receive = *it;
+        state.posted.erase(it);
+        RCC_RETURN_IF_ERROR(send_cts(receive, rts));
+        matched = true;
+        break;
+      }
+      if (!matched) state.unexpected.push_back(std::move(rts));
+      break;
+    }
+    case SlotType::kCts: {
+      Request* send = request_at(header.sender_request);
+      if (send == nullptr || send->kind != Request::Kind::kSend || send->peer != peer || send->done ||
+          header.length > send->bytes || header.key_length > eager_limit_) {
+        return fail(RCC_ERR_TRANSPORT, "protocol error: unexpected clear-to-send from rank %d", peer);
+      }
+      if (header.length == 0) {
+        complete(send, RCC_SUCCESS);  // the receiver refused a truncated message
+      } else {
+        std::vector<uint8_t> key(payload, payload + header.key_length);
+        RCC_RETURN_IF_ERROR(start_rendezvous_write(send, header.target_addr, key, header.length,
+                                                   header.receiver_request));
+      }
+      break;
+    }
+    default:
+      return fail(RCC_ERR_TRANSPORT, "protocol error: unknown message type %u from rank %d",
+                  static_cast<unsigned>(header.type), peer);
+  }
+  ++state.slots_consumed;
+  return send_credits(peer, false);
+}
+
+Status Engine::handle_fin(int peer, uint32_t request_index) {
+  RCC_TRACE("write finished by rank %d for receive %u", peer, request_index);
+  Request* receive = request_at(request_index);
+  if (receive == nullptr || receive->kind != Request::Kind::kRecv || receive->peer != peer || receive->done) {
+    return fail(RCC_ERR_TRANSPORT, "protocol error: rank %d finished a write for an unknown receive", peer);
+  }
+  complete(receive, RCC_SUCCESS);
+  ++peers_[peer].fins_consumed;
+  return send_credits(peer, false);
+}
+
+Status Engine::handle_write_done(uint64_t cookie) {
+  Request* send = request_at(cookie - 1);
+  if (send == nullptr || send->kind != Request::Kind::kSend) {
+    return fail(RCC_ERR_INTERNAL, "write completion for an unknown request %llu", static_cast<unsigned long long>(cookie));
+  }
+  complete(send, RCC_SUCCESS);
+  return RCC_SUCCESS;
+}
+
+Status Engine::handle_event(const transport::Event& event) {
+  switch (event.kind) {
+    case transport::EventKind::kNotify: {
+      if (event.peer < 0 || event.peer >= size_ || event.peer == rank_) {
+        return fail(RCC_ERR_TRANSPORT, "notice from an invalid rank %d", event.peer);
+      }
+      if (peers_[event.peer].failed) return RCC_SUCCESS;
+      const ImmKind kind = imm_kind(event.imm);
+      if (kind == ImmKind::kSlot) return handle_slot(event.peer, imm_arg(event.imm));
+      if (kind == ImmKind::kFin) return handle_fin(event.peer, imm_arg(event.imm));
+      return fail(RCC_ERR_TRANSPORT, "protocol error: unknown immediate 0x%08x from rank %d", event.imm, event.peer);
+    }
+    case transport::EventKind::kWriteDone:
+      return handle_write_done(event.cookie);
+    case transport::EventKind::kError:
+      if (event.peer >= 0 && event.peer < size_) {
+        fail_peer_locked(event.peer, event.status, event.message);
+      } else {
+        for (int peer = 0; peer < size_; ++peer) {
+          if (peer != rank_) fail_peer_locked(peer, event.status, event.message);
+        }
+      }
+      return RCC_SUCCESS;
+  }
+  return RCC_SUCCESS;
+}
+
+Status Engine::progress_locked() {
+  events_.clear();
+  Status status = transport_->poll(&events_);
+  for (const transport::Event& event : events_) {
+    Status handled = handle_event(event);
+    if (handled != RCC_SUCCESS && status == RCC_SUCCESS) status = handled;
+  }
+  for (int peer = 0; peer < size_; ++peer) {
+    PeerState& state = peers_[peer];
+    if (state.failed || (state.pending_messages.empty() && state.pending_writes.empty())) continue;
+    Status flushed = flush_pending(peer);
+    if (flushed != RCC_SUCCESS && status == RCC_SUCCESS) status = flushed;
+  }
+  return status;
+}
+
+void Engine::fail_peer_locked(int peer, Status status, const std::string& message) {
+  PeerState& state = peers_[peer];
+  if (!state.failed) {
+    RCC_WARN("rank %d failed: %s", peer, message.c_str());
+    state.failed = true;
+    state.failure = status;
+    state.failure_message = message;
+  }
+  state.posted.clear();
+  state.pending_messages.clear();
+  state.pending_writes.clear();
+  for (Request* request : requests_) {
+    if (request->in_use && !request->done && request->peer == peer) complete(request, status, message);
+  }
+}
+
+void Engine::peer_failed(int peer, const std::string& why) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (peer >= 0 && peer < size_) fail_peer_locked(peer, RCC_ERR_PEER_FAILED, why);
+}
+
+void Engine::abort() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  aborted_ = true;
+  for (Request* request : requests_) {
+    if (request->in_use && !request->done) complete(request, RCC_ERR_ABORTED, "the communicator was aborted");
+  }
+}
+
+Status Engine::test(Request* request, bool* done) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (!request->done) {
+    Status status = progress_locked();
+    if (status != RCC_SUCCESS && !request->done) complete(request, status, last_error());
+  }
+  *done = request->done;
+  return RCC_SUCCESS;
+}
+
+Status Engine::finish(Request* request) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  Status status = request->status;
+  if (status != RCC_SUCCESS) set_last_error(request->error);
+  free_request(request);
+  return status;
+}
+
+Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request) {
+  int idle = 0;
+  Clock::time_point last_event = Clock::now();
+  while (!request->done) {
+    Status status = progress_locked();
+    if (status != RCC_SUCCESS) {
+      complete(request, status, last_error());
+      break;
+    }
+    if (request->done) break;
+    if (!events_.empty()) {
+      idle = 0;
+      last_event = Clock::now();
+      continue;
+    }
+    if (++idle < spin_count_) {
+      if (idle % 64 == 0) {
+        lock.unlock();
+        sched_yield();
+        lock.lock();
+      }
+      continue;
+    }
+    // Nothing happens: sleep on the transport so that other ranks on this core can run. The
+    // short timeout also covers credits, which arrive without a notice.
+    transport_->wait_for_event(1);
+    lock.unlock();
+    lock.lock();
+    if (std::chrono::duration<double>(Clock::now() - last_event).count() > timeout_s_) {
+      char message[256];
+      std::snprintf(message, sizeof message,
+                    "no progress for %.0f s (RCC_TIMEOUT) on a %s of %zu bytes with rank %d (tag %d)", timeout_s_,
+                    request->kind == Request::Kind::kSend ? "send" : "receive", request->bytes, request->peer,
+                    request->tag);
+      complete(request, RCC_ERR_TIMEOUT, message);
+    }
+  }
+  return RCC_SUCCESS;
+}
+
+Status Engine::wait(Request* request) {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    wait_locked(lock, request);
+  }
+  return finish(request);
+}
+
+Status Engine::wait_all(Request* const* requests, size_t count) {
+  Status first = RCC_SUCCESS;
+  std::string first_message;
+  for (size_t i = 0; i < count; ++i) {
+    Status status = wait(requests[i]);
+    if (status != RCC_SUCCESS && first == RCC_SUCCESS) {
+      first = status;
+      first_message = last_error();
+    }
+  }
+  if (first != RCC_SUCCESS) set_last_error(first_message);
+  return first;
+}
+
+}  // namespace rcc::p2p

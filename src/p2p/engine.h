@@ -1,0 +1,137 @@
+// The point-to-point engine: tagged, ordered messages between ranks over any Transport.
+//
+// Small messages (<= RCC_EAGER_LIMIT) are copied into a pre-registered slot of the receiver by one
+// notified write; the receiver copies them out and returns the slot through its credit word. Large
+// messages are zero copy: the sender announces them (RTS), the receiver answers with the address and
+// key of its own buffer (CTS), and the sender writes straight into it with a notice (FIN) that
+// completes the receive. See docs/transport.md.
+//
+// Thread-safe: every public method takes the engine's lock; waiting threads release it between
+// progress passes and block on the transport's wakeup fd when nothing happens.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "bootstrap/store.h"
+#include "core/status.h"
+#include "p2p/wire.h"
+#include "transport/transport.h"
+
+namespace rcc::p2p {
+
+// Message contexts keep user point-to-point traffic and collective traffic apart.
+constexpr uint32_t kUserContext = 0;
+constexpr uint32_t kCollectiveContext = 1;
+
+struct Request;
+
+class Engine {
+ public:
+  // Connects the full mesh: exchanges transport addresses, slot areas and credit areas through the
+  // store, under keys starting with key_prefix (one per communicator).
+  static Status create(std::unique_ptr<transport::Transport> transport, bootstrap::StoreClient& store,
+                       const std::string& key_prefix, int rank, int size, double timeout_s,
+                       std::unique_ptr<Engine>* out);
+  ~Engine();
+
+  Status isend(const void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out);
+  Status irecv(void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out);
+  // done is true once the request finished; its status is then returned by finish().
+  Status test(Request* request, bool* done);
+  // Waits (progressing) until request is done, frees it and returns its status; the message of a
+  // failed request becomes this thread's last error.
+  Status wait(Request* request);
+  // Waits for all; frees all; returns the first failure.
+  Status wait_all(Request* const* requests, size_t count);
+  // Frees a finished request and returns its status.
+  Status finish(Request* request);
+
+  // Every pending and later operation fails with RCC_ERR_ABORTED. Never blocks on peers.
+  void abort();
+  // Marks a peer dead (from the liveness monitor): its pending and later operations fail.
+  void peer_failed(int peer, const std::string& why);
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const char* transport_name() const { return transport_->name(); }
+
+ private:
+  struct PeerState;
+  struct Unexpected;
+
+  Engine(std::unique_ptr<transport::Transport> transport, int rank, int size);
+  Status connect(bootstrap::StoreClient& store, const std::string& key_prefix, double timeout_s);
+
+  Status progress_locked();
+  Status handle_event(const transport::Event& event);
+  Status handle_slot(int peer, uint32_t slot);
+  Status handle_fin(int peer, uint32_t request_index);
+  Status handle_write_done(uint64_t cookie);
+
+  Status post_slot_message(int peer, const SlotHeader& header, const void* payload, size_t payload_bytes);
+  Status write_slot(int peer, const SlotHeader& header, const void* payload, size_t payload_bytes);
+  Status flush_pending(int peer);
+  Status send_credits(int peer, bool force);
+  Status send_cts(Request* receive, const Unexpected& rts);
+  Status start_rendezvous_write(Request* send, uint64_t target, const std::vector<uint8_t>& key, uint64_t bytes,
+                                uint64_t receiver_request);
+
+  void match_or_queue_eager(int peer, const SlotHeader& header, const uint8_t* payload);
+  void complete(Request* request, Status status, const std::string& message = {});
+  void fail_peer_locked(int peer, Status status, const std::string& message);
+  Status wait_locked(std::unique_lock<std::mutex>& lock, Request* request);
+  Request* new_request();
+  void free_request(Request* request);
+  Request* request_at(uint64_t index);
+  Status check_usable(int peer);
+  uint8_t* recv_slot(int peer, uint32_t slot);
+  uint8_t* send_slot(int peer, uint32_t slot);
+
+  std::mutex mutex_;
+  std::unique_ptr<transport::Transport> transport_;
+  int rank_;
+  int size_;
+  size_t eager_limit_;
+  size_t slot_bytes_;
+  uint32_t slots_;  // per peer
+  int spin_count_;
+  double timeout_s_;
+  bool aborted_ = false;
+
+  // Registered areas: receive slots (peers write), send staging, credit words (peers write), credit staging.
+  std::vector<uint8_t> recv_area_, send_area_;
+  std::vector<CreditWord> credit_area_, credit_staging_;
+  std::unique_ptr<transport::Memory> recv_memory_, send_memory_, credit_memory_, credit_staging_memory_;
+
+  std::vector<PeerState> peers_;
+  std::vector<Request*> requests_;       // index -> request (the FIN immediate names it)
+  std::vector<uint32_t> free_indexes_;
+  std::vector<transport::Event> events_;  // reused by every progress pass
+};
+
+// A pending send or receive. Owned by the engine until finish()/wait().
+struct Request {
+  enum class Kind { kSend, kRecv } kind = Kind::kSend;
+  uint32_t index = 0;
+  int peer = -1;
+  int tag = 0;
+  uint32_t context = 0;
+  void* buffer = nullptr;
+  size_t bytes = 0;      // posted length
+  size_t received = 0;   // bytes that arrived (receives)
+  bool done = false;
+  bool in_use = false;
+  bool write_posted = false;
+  Status status = RCC_SUCCESS;
+  std::string error;
+  std::unique_ptr<transport::Memory> memory;  // registration of a large buffer
+  std::unique_ptr<transport::RemoteKey> remote_key;
+};
+
+}  // namespace rcc::p2p

@@ -1,0 +1,90 @@
+// The transport interface: RDMA semantics, one implementation per backend (ucx/, verbs/).
+// Everything above (p2p engine, collectives) uses only this. Contract in docs/transport.md.
+//
+// - Memory is registered once and described to peers by an opaque key blob.
+// - write() copies a local registered range into a peer's registered range. With notify, the peer
+//   gets one kNotify event carrying a 32-bit immediate, after that write's bytes and the bytes of
+//   all earlier writes to the same peer are visible in its memory.
+// - A kWriteDone event with the write's cookie says the local source range may be reused.
+// - Writes to one peer are delivered in the order posted. write() never fails because a queue is
+//   full: the backend queues and posts later from poll().
+// - Not thread-safe: the engine serialises all calls.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace rcc::transport {
+
+// A registered local range; backends derive from it.
+class Memory {
+ public:
+  virtual ~Memory() = default;
+  void* addr = nullptr;
+  size_t length = 0;
+};
+
+// A peer's registered range, imported from its key blob; backends derive from it.
+class RemoteKey {
+ public:
+  virtual ~RemoteKey() = default;
+};
+
+enum class EventKind { kWriteDone, kNotify, kError };
+
+struct Event {
+  EventKind kind = EventKind::kWriteDone;
+  int peer = -1;
+  uint64_t cookie = 0;   // kWriteDone: the cookie given to write()
+  uint32_t imm = 0;      // kNotify: the immediate
+  uint64_t length = 0;   // kNotify: bytes of the write that carried the notice
+  Status status = RCC_SUCCESS;  // kError: what failed
+  std::string message;          // kError: names peer, device and completion status, with a hint
+};
+
+struct Options {
+  int rank = 0;
+  int size = 1;
+  int local_rank = -1;
+  // Upper bound on kNotify events a peer may have outstanding toward this rank (sent and not yet
+  // returned through the engine's credit words). Verbs posts this many receives per peer up front,
+  // so receiver-not-ready cannot happen.
+  int max_notifies_per_peer = 64;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+
+  // Set-up in two steps around the bootstrap allgather: this rank's address blob, then all ranks'
+  // blobs (index = rank) to connect to every peer.
+  virtual Status local_address(std::vector<uint8_t>* blob) = 0;
+  virtual Status connect_all(const std::vector<std::vector<uint8_t>>& blobs) = 0;
+
+  virtual Status register_memory(void* addr, size_t length, std::unique_ptr<Memory>* out) = 0;
+  virtual Status pack_key(Memory& memory, std::vector<uint8_t>* key) = 0;
+  virtual Status import_key(int peer, const std::vector<uint8_t>& key, std::unique_ptr<RemoteKey>* out) = 0;
+
+  // length may be any size (the backend splits large writes); src lies within local.
+  virtual Status write(int peer, const void* src, size_t length, Memory& local, uint64_t remote_addr,
+                       RemoteKey& remote, bool notify, uint32_t imm, uint64_t cookie) = 0;
+
+  // Appends what happened since the last call (never blocks).
+  virtual Status poll(std::vector<Event>* events) = 0;
+  // Blocks until an event may be ready or timeout_ms passes; spurious returns are allowed.
+  virtual Status wait_for_event(int timeout_ms) = 0;
+};
+
+// Backends. Each returns RCC_ERR_NO_DEVICE (with a message saying what exists) when it cannot run.
+Status create_ucx(const Options& options, std::unique_ptr<Transport>* out);
+Status create_verbs(const Options& options, std::unique_ptr<Transport>* out);
+// RCC_TRANSPORT: auto (verbs when an active port exists, else ucx), verbs, ucx. Logs the choice.
+Status create_transport(const Options& options, std::unique_ptr<Transport>* out);
+
+}  // namespace rcc::transport

@@ -1,0 +1,136 @@
+// The verbs backend: one RC queue pair per peer on one device port, one completion queue with a
+// completion channel, writes to self done with memcpy. See docs/transport.md.
+#pragma once
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/transport.h"
+#include "transport/verbs/device.h"
+#include "transport/verbs/verbs_transport.h"
+#include "transport/verbs/wire.h"
+
+namespace rcc::transport::verbs {
+
+class VerbsMemory : public Memory {
+ public:
+  ~VerbsMemory() override {
+    if (mr != nullptr) ibv_dereg_mr(mr);
+  }
+  ibv_mr* mr = nullptr;
+};
+
+class VerbsRemoteKey : public RemoteKey {
+ public:
+  int peer = -1;
+  KeyInfo key;
+};
+
+// One send-side work request not yet handed to the device.
+struct PendingWr {
+  enum class Op : uint8_t { kWrite, kWriteImm, kNotifySend };
+  Op op = Op::kWrite;
+  uint64_t local_addr = 0;
+  uint32_t length = 0;
+  uint32_t lkey = 0;
+  uint64_t remote_addr = 0;
+  uint32_t rkey = 0;
+  uint32_t imm = 0;
+  uint64_t notify_length = 0;  // kNotifySend: bytes of the whole notified write
+  uint64_t cookie = 0;         // non-zero only on the last request of a write()
+};
+
+struct Peer {
+  ibv_qp* qp = nullptr;
+  rdma_cm_id* cm_id = nullptr;  // iWARP
+  QpEndpoint local;
+  RankAddress remote;
+  bool connected = false;
+  bool failed = false;
+  std::deque<PendingWr> queue;    // waiting for a send-queue slot
+  std::vector<uint64_t> cookies;  // by sequence % depth: cookie of each posted request
+  uint64_t posted = 0;            // requests posted so far
+  uint64_t completed = 0;         // requests known complete (signalled ones imply earlier ones)
+  uint32_t unsignalled = 0;       // requests posted since the last signalled one
+};
+
+class VerbsTransport : public Transport {
+ public:
+  explicit VerbsTransport(const Options& options) : options_(options) {}
+  ~VerbsTransport() override;
+  Status init();
+
+  const char* name() const override { return "verbs"; }
+  Status local_address(std::vector<uint8_t>* blob) override;
+  Status connect_all(const std::vector<std::vector<uint8_t>>& blobs) override;
+  Status register_memory(void* addr, size_t length, std::unique_ptr<Memory>* out) override;
+  Status pack_key(Memory& memory, std::vector<uint8_t>* key) override;
+  Status import_key(int peer, const std::vector<uint8_t>& key, std::unique_ptr<RemoteKey>* out) override;
+  Status write(int peer, const void* src, size_t length, Memory& local, uint64_t remote_addr, RemoteKey& remote,
+               bool notify, uint32_t imm, uint64_t cookie) override;
+  Status poll(std::vector<Event>* events) override;
+  Status wait_for_event(int timeout_ms) override;
+
+  VerbsInfo info() const;
+  void set_max_chunk(size_t bytes) { max_chunk_ = bytes; }
+
+ private:
+  // Set-up steps.
+  Status create_shared_resources();
+  Status create_queue_pair(int peer, rdma_cm_id* cm_id);
+  Status post_initial_receives(int peer);
+  Status connect_by_hand(const std::vector<RankAddress>& addresses);
+  // iWARP (iwarp_connect.cc).
+  Status start_listener();
+  Status connect_through_cm(const std::vector<RankAddress>& addresses);
+  Status handle_cm_event(rdma_cm_event* event, int* established);
+
+  // Data path.
+  Status post_receive(int peer, uint32_t slot);
+  Status post_queued(int peer);
+  void drain_completions();
+  void handle_completion(const ibv_wc& wc);
+  void handle_async_events();
+  void fail_peer(int peer, Status status, const std::string& message);
+  std::string describe_local() const;
+  std::string describe_peer(int peer) const;
+
+  Options options_;
+  PortChoice port_;
+  GidChoice gid_;
+  bool use_imm_ = true;
+  size_t max_chunk_ = 0;
+  uint32_t depth_ = 0;     // send-queue slots per peer
+  uint32_t receives_ = 0;  // receives posted per peer
+
+  ibv_context* ctx_ = nullptr;  // iWARP: owned by librdmacm (listener_->verbs)
+  ibv_pd* pd_ = nullptr;
+  ibv_comp_channel* channel_ = nullptr;
+  ibv_cq* cq_ = nullptr;
+  // Small registered buffers: notices received (peer x receives_) and sent (peer x depth_).
+  std::vector<NotifyMessage> recv_slots_;
+  std::vector<NotifyMessage> send_slots_;
+  ibv_mr* recv_mr_ = nullptr;
+  ibv_mr* send_mr_ = nullptr;
+  std::vector<Peer> peers_;
+
+  rdma_event_channel* cm_channel_ = nullptr;
+  rdma_cm_id* listener_ = nullptr;
+  uint32_t listen_ipv4_ = 0;  // network byte order
+  uint16_t listen_port_ = 0;
+
+  std::vector<Event> pending_;  // events found but not yet returned by poll()
+  uint64_t polls_ = 0;
+  VerbsInfo counters_;
+};
+
+// Turns a failed work completion into the status and hint of a kError event.
+Status completion_error_status(ibv_wc_status status);
+const char* completion_error_hint(ibv_wc_status status);
+
+}  // namespace rcc::transport::verbs

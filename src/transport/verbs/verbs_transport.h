@@ -1,0 +1,35 @@
+// Internal query API of the verbs backend, for tests and diagnostics (not part of the C API).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "transport/transport.h"
+#include "transport/verbs/wire.h"
+
+namespace rcc::transport::verbs {
+
+struct VerbsInfo {
+  std::string device;
+  int port = 0;
+  LinkKind kind = LinkKind::kRoce;
+  int gid_index = -1;        // RoCE only
+  std::string gid;           // RoCE only, text form
+  bool uses_immediate = false;  // false: notified writes are a write followed by a send
+  size_t max_chunk = 0;         // writes are split into pieces of at most this many bytes
+  int send_queue_depth = 0;
+  int receives_per_peer = 0;
+  // Counters since creation.
+  uint64_t writes_with_immediate = 0;  // RDMA WRITE_WITH_IMM work requests
+  uint64_t notify_sends = 0;           // SENDs carrying a notice (write+send path)
+  uint64_t work_requests = 0;          // every posted send-side work request
+  uint64_t queued_in_software = 0;     // work requests that waited for a free send-queue slot
+};
+
+// False when transport is not a verbs transport.
+bool query(Transport& transport, VerbsInfo* out);
+// Lowers the split size so tests can cover splitting without GiB buffers.
+bool set_max_chunk_for_testing(Transport& transport, size_t bytes);
+
+}  // namespace rcc::transport::verbs

@@ -1,0 +1,230 @@
+// Point-to-point over the communicator's transport: content, ordering, many outstanding requests,
+// self-send, all-to-all, truncation and bad arguments. Runs on 1..8 ranks.
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "rank_test.h"
+
+namespace {
+
+using ranktest::comm;
+using ranktest::rank;
+using ranktest::size;
+
+// A byte pattern that depends on sender, size and position, so misplaced bytes are caught.
+uint8_t pattern(int sender, size_t bytes, size_t i) {
+  return static_cast<uint8_t>((i * 131u) ^ (static_cast<size_t>(sender) * 977u) ^ (bytes * 7u) ^ (i >> 11));
+}
+
+std::vector<uint8_t> make_message(int sender, size_t bytes) {
+  std::vector<uint8_t> message(bytes);
+  for (size_t i = 0; i < bytes; ++i) message[i] = pattern(sender, bytes, i);
+  return message;
+}
+
+void expect_message(const std::vector<uint8_t>& got, int sender, size_t bytes) {
+  ASSERT_GE(got.size(), bytes);
+  for (size_t i = 0; i < bytes; ++i) {
+    if (got[i] != pattern(sender, bytes, i)) {
+      FAIL() << "byte " << i << " of a " << bytes << "-byte message from rank " << sender << " is wrong";
+    }
+  }
+}
+
+TEST(PointToPoint, PingPongSizes) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";  // the self-send test covers one rank
+  const size_t sizes[] = {0, 1, 7, 4096, (1u << 20) + 3, 64u << 20};
+  // Rank 0 plays ping-pong with every other rank in turn.
+  for (int partner = 1; partner < size(); ++partner) {
+    for (size_t bytes : sizes) {
+      if (rank() == 0) {
+        std::vector<uint8_t> out = make_message(0, bytes), back(bytes + 16, 0xEE);
+        RCC_ASSERT_OK(rcc_send(comm(), out.data(), bytes, RCC_UINT8, partner, 5));
+        RCC_ASSERT_OK(rcc_recv(comm(), back.data(), bytes, RCC_UINT8, partner, 6));
+        expect_message(back, partner, bytes);
+        for (size_t i = bytes; i < back.size(); ++i) ASSERT_EQ(back[i], 0xEE) << "write past the end";
+      } else if (rank() == partner) {
+        std::vector<uint8_t> in(bytes + 16, 0xEE);
+        RCC_ASSERT_OK(rcc_recv(comm(), in.data(), bytes, RCC_UINT8, 0, 5));
+        expect_message(in, 0, bytes);
+        std::vector<uint8_t> reply = make_message(partner, bytes);
+        RCC_ASSERT_OK(rcc_send(comm(), reply.data(), bytes, RCC_UINT8, 0, 6));
+      }
+    }
+  }
+}
+
+TEST(PointToPoint, ThousandOutstandingBothWays) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";
+  if (rank() > 1) return;
+  const int peer = 1 - rank();
+  constexpr int kCount = 1000;
+  std::vector<int32_t> out(kCount), in(kCount, -1);
+  std::vector<rcc_request_t> requests;
+  for (int i = 0; i < kCount; ++i) {
+    out[i] = rank() * 100000 + i;
+    rcc_request_t receive = nullptr, send = nullptr;
+    RCC_ASSERT_OK(rcc_irecv(comm(), &in[i], 1, RCC_INT32, peer, 9, &receive));
+    RCC_ASSERT_OK(rcc_isend(comm(), &out[i], 1, RCC_INT32, peer, 9, &send));
+    requests.push_back(receive);
+    requests.push_back(send);
+  }
+  // Wait newest first: completion must not depend on the order of waits.
+  for (auto it = requests.rbegin(); it != requests.rend(); ++it) RCC_ASSERT_OK(rcc_wait(*it));
+  for (int i = 0; i < kCount; ++i) ASSERT_EQ(in[i], peer * 100000 + i) << "message " << i << " out of order";
+}
+
+TEST(PointToPoint, LargeOutstandingMixedWithSmall) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";
+  if (rank() > 1) return;
+  const int peer = 1 - rank();
+  const size_t sizes[] = {100, 300000, 5, 2u << 20, 0, 70000};
+  std::vector<std::vector<uint8_t>> out, in;
+  std::vector<rcc_request_t> requests;
+  for (size_t bytes : sizes) {
+    out.push_back(make_message(rank(), bytes));
+    in.emplace_back(bytes);
+  }
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    rcc_request_t request = nullptr;
+    RCC_ASSERT_OK(rcc_irecv(comm(), in[i].data(), sizes[i], RCC_UINT8, peer, 3, &request));
+    requests.push_back(request);
+  }
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    rcc_request_t request = nullptr;
+    RCC_ASSERT_OK(rcc_isend(comm(), out[i].data(), sizes[i], RCC_UINT8, peer, 3, &request));
+    requests.push_back(request);
+  }
+  for (rcc_request_t request : requests) RCC_ASSERT_OK(rcc_wait(request));
+  for (size_t i = 0; i < std::size(sizes); ++i) expect_message(in[i], peer, sizes[i]);
+}
+
+TEST(PointToPoint, InterleavedTagsMatchByTag) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";
+  if (rank() > 1) return;
+  const int peer = 1 - rank();
+  constexpr int kPerTag = 50;
+  if (rank() == 0) {
+    for (int i = 0; i < kPerTag; ++i) {
+      for (int tag = 0; tag < 3; ++tag) {
+        int64_t value = tag * 1000 + i;
+        RCC_ASSERT_OK(rcc_send(comm(), &value, 1, RCC_INT64, peer, tag));
+      }
+    }
+  } else {
+    // Receive tag 2 first, then 0, then 1: each tag's messages still arrive in the order sent.
+    for (int tag : {2, 0, 1}) {
+      for (int i = 0; i < kPerTag; ++i) {
+        int64_t value = -1;
+        RCC_ASSERT_OK(rcc_recv(comm(), &value, 1, RCC_INT64, peer, tag));
+        ASSERT_EQ(value, tag * 1000 + i);
+      }
+    }
+  }
+}
+
+TEST(PointToPoint, SelfSend) {
+  for (size_t bytes : {size_t{0}, size_t{1}, size_t{4096}, size_t{(1u << 20) + 3}}) {
+    std::vector<uint8_t> out = make_message(rank(), bytes), in(bytes);
+    rcc_request_t send = nullptr;
+    RCC_ASSERT_OK(rcc_isend(comm(), out.data(), bytes, RCC_UINT8, rank(), 1, &send));
+    RCC_ASSERT_OK(rcc_recv(comm(), in.data(), bytes, RCC_UINT8, rank(), 1));
+    RCC_ASSERT_OK(rcc_wait(send));
+    expect_message(in, rank(), bytes);
+    // Receive posted first this time.
+    rcc_request_t receive = nullptr;
+    std::fill(in.begin(), in.end(), 0);
+    RCC_ASSERT_OK(rcc_irecv(comm(), in.data(), bytes, RCC_UINT8, rank(), 2, &receive));
+    RCC_ASSERT_OK(rcc_send(comm(), out.data(), bytes, RCC_UINT8, rank(), 2));
+    RCC_ASSERT_OK(rcc_wait(receive));
+    expect_message(in, rank(), bytes);
+  }
+}
+
+TEST(PointToPoint, EveryoneToEveryoneAtOnce) {
+  for (size_t bytes : {size_t{8}, size_t{20000}, size_t{300000}}) {
+    std::vector<std::vector<uint8_t>> out(size()), in(size());
+    std::vector<rcc_request_t> requests;
+    for (int peer = 0; peer < size(); ++peer) {
+      in[peer].assign(bytes, 0);
+      rcc_request_t request = nullptr;
+      RCC_ASSERT_OK(rcc_irecv(comm(), in[peer].data(), bytes, RCC_UINT8, peer, 4, &request));
+      requests.push_back(request);
+    }
+    for (int peer = 0; peer < size(); ++peer) {
+      out[peer] = make_message(rank() * 64 + peer, bytes);
+      rcc_request_t request = nullptr;
+      RCC_ASSERT_OK(rcc_isend(comm(), out[peer].data(), bytes, RCC_UINT8, peer, 4, &request));
+      requests.push_back(request);
+    }
+    for (rcc_request_t request : requests) RCC_ASSERT_OK(rcc_wait(request));
+    for (int peer = 0; peer < size(); ++peer) expect_message(in[peer], peer * 64 + rank(), bytes);
+  }
+}
+
+TEST(PointToPoint, TestPollsUntilDone) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";
+  if (rank() > 1) return;
+  const int peer = 1 - rank();
+  std::vector<float> out(100000, static_cast<float>(rank())), in(100000, -1.0f);
+  rcc_request_t receive = nullptr, send = nullptr;
+  RCC_ASSERT_OK(rcc_irecv(comm(), in.data(), in.size(), RCC_FLOAT32, peer, 8, &receive));
+  RCC_ASSERT_OK(rcc_isend(comm(), out.data(), out.size(), RCC_FLOAT32, peer, 8, &send));
+  for (rcc_request_t request : {receive, send}) {
+    int done = 0;
+    while (!done) RCC_ASSERT_OK(rcc_test(request, &done));
+    // A finished request is freed: using it again is an error, not a crash.
+    EXPECT_EQ(rcc_test(request, &done), RCC_ERR_INVALID_USAGE);
+  }
+  for (float value : in) ASSERT_EQ(value, static_cast<float>(peer));
+}
+
+TEST(PointToPoint, TruncationIsAnError) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";
+  if (rank() > 1) return;
+  const int peer = 1 - rank();
+  for (size_t bytes : {size_t{64}, size_t{1u << 20}}) {
+    if (rank() == 0) {
+      std::vector<uint8_t> out = make_message(0, bytes);
+      RCC_ASSERT_OK(rcc_send(comm(), out.data(), bytes, RCC_UINT8, peer, 11));
+    } else {
+      std::vector<uint8_t> in(bytes / 2);
+      EXPECT_EQ(rcc_recv(comm(), in.data(), in.size(), RCC_UINT8, peer, 11), RCC_ERR_TRUNCATED);
+      EXPECT_NE(std::strstr(rcc_last_error(), "longer than the receive buffer"), nullptr) << rcc_last_error();
+    }
+    // The pair still works afterwards.
+    int32_t token = 42;
+    if (rank() == 0) {
+      RCC_ASSERT_OK(rcc_recv(comm(), &token, 1, RCC_INT32, peer, 12));
+    } else {
+      RCC_ASSERT_OK(rcc_send(comm(), &token, 1, RCC_INT32, peer, 12));
+    }
+  }
+}
+
+TEST(PointToPoint, BadArgumentsNameTheArgument) {
+  int32_t value = 0;
+  rcc_request_t request = nullptr;
+  EXPECT_EQ(rcc_send(comm(), nullptr, 4, RCC_INT32, 0, 0), RCC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(rcc_last_error(), "buf is NULL"), nullptr) << rcc_last_error();
+  EXPECT_EQ(rcc_send(comm(), &value, 1, RCC_INT32, size(), 0), RCC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(rcc_last_error(), "peer"), nullptr) << rcc_last_error();
+  EXPECT_EQ(rcc_recv(comm(), &value, 1, RCC_INT32, -1, 0), RCC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(rcc_send(comm(), &value, 1, RCC_INT32, 0, -3), RCC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(rcc_last_error(), "tag"), nullptr) << rcc_last_error();
+  EXPECT_EQ(rcc_send(comm(), &value, 1, static_cast<rcc_datatype_t>(99), 0, 0), RCC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(rcc_last_error(), "datatype"), nullptr) << rcc_last_error();
+  EXPECT_EQ(rcc_send(comm(), &value, SIZE_MAX / 2, RCC_INT32, 0, 0), RCC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(rcc_last_error(), "overflows"), nullptr) << rcc_last_error();
+  EXPECT_EQ(rcc_isend(comm(), &value, 1, RCC_INT32, 0, 0, nullptr), RCC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(rcc_send(nullptr, &value, 1, RCC_INT32, 0, 0), RCC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(rcc_last_error(), "comm is NULL"), nullptr) << rcc_last_error();
+  EXPECT_EQ(rcc_wait(nullptr), RCC_ERR_INVALID_ARGUMENT);
+  // A zero-count message with a NULL buffer is fine.
+  RCC_EXPECT_OK(rcc_isend(comm(), nullptr, 0, RCC_INT32, rank(), 0, &request));
+  RCC_EXPECT_OK(rcc_recv(comm(), nullptr, 0, RCC_INT32, rank(), 0));
+  RCC_EXPECT_OK(rcc_wait(request));
+}
+
+}  // namespace
