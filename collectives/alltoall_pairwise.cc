@@ -21,15 +21,11 @@ Status alltoall_pairwise(Context& ctx, const Args& args) {
   RequestSet requests(ctx.engine());
   for (int step = 1; step < ranks; ++step) {
     const int from = mod(rank - step, ranks);
-    p2p::Request* request = nullptr;
-    RCC_RETURN_IF_ERROR(ctx.irecv(output + from * block, block, from, tag, &request));
-    requests.add(request);
+    RCC_RETURN_IF_ERROR(ctx.post_recv(requests, output + from * block, block, from, tag));
   }
   for (int step = 1; step < ranks; ++step) {
     const int to = mod(rank + step, ranks);
-    p2p::Request* request = nullptr;
-    RCC_RETURN_IF_ERROR(ctx.isend(input + to * block, block, to, tag, &request));
-    requests.add(request);
+    RCC_RETURN_IF_ERROR(ctx.post_send(requests, input + to * block, block, to, tag));
   }
   std::memcpy(output + rank * block, input + rank * block, block);
   return requests.wait_all();

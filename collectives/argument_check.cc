@@ -47,15 +47,11 @@ Status check_arguments(Context& ctx, const Args& args, uint32_t phase) {
     RequestSet requests(ctx.engine());
     for (int peer = 0; peer < ranks; ++peer) {
       if (peer == rank) continue;
-      p2p::Request* request = nullptr;
-      RCC_RETURN_IF_ERROR(ctx.irecv(&all[peer], sizeof(Signature), peer, tag, &request));
-      requests.add(request);
+      RCC_RETURN_IF_ERROR(ctx.post_recv(requests, &all[peer], sizeof(Signature), peer, tag));
     }
     for (int peer = 0; peer < ranks; ++peer) {
       if (peer == rank) continue;
-      p2p::Request* request = nullptr;
-      RCC_RETURN_IF_ERROR(ctx.isend(&all[rank], sizeof(Signature), peer, tag, &request));
-      requests.add(request);
+      RCC_RETURN_IF_ERROR(ctx.post_send(requests, &all[rank], sizeof(Signature), peer, tag));
     }
     RCC_RETURN_IF_ERROR(requests.wait_all());
   }

@@ -56,14 +56,53 @@ Status Context::sendrecv(const void* send_buffer, size_t send_bytes, int to, voi
   return requests.wait_all();
 }
 
+Status Context::post_send(RequestSet& sends, const void* buffer, size_t bytes, int peer, int tag) {
+  p2p::Request* request = nullptr;
+  RCC_RETURN_IF_ERROR(isend(buffer, bytes, peer, tag, &request));
+  return sends.add_in_window(request);
+}
+
+Status Context::post_recv(RequestSet& receives, void* buffer, size_t bytes, int peer, int tag, size_t* index) {
+  p2p::Request* request = nullptr;
+  RCC_RETURN_IF_ERROR(irecv(buffer, bytes, peer, tag, &request));
+  const size_t added = receives.add(request);
+  if (index != nullptr) *index = added;
+  return RCC_SUCCESS;
+}
+
 RequestSet::~RequestSet() {
   // Requests are left only after an error: drain them so none outlives the buffers it uses.
   wait_all();
 }
 
+size_t RequestSet::add(p2p::Request* request) {
+  pending_.push_back(request);
+  return pending_.size() - 1;
+}
+
+Status RequestSet::add_in_window(p2p::Request* request) {
+  add(request);
+  if (window_ == 0) return RCC_SUCCESS;
+  ++in_flight_;
+  return wait_oldest_beyond_window();
+}
+
+Status RequestSet::wait_oldest_beyond_window() {
+  while (in_flight_ > window_) {
+    while (pending_[oldest_] == nullptr) ++oldest_;
+    p2p::Request* request = pending_[oldest_];
+    pending_[oldest_] = nullptr;
+    --in_flight_;
+    Status status = engine_.wait(request);
+    if (status != RCC_SUCCESS) return status;
+  }
+  return RCC_SUCCESS;
+}
+
 Status RequestSet::wait(size_t index) {
   p2p::Request* request = pending_[index];
   pending_[index] = nullptr;
+  if (window_ > 0) --in_flight_;
   return engine_.wait(request);
 }
 
@@ -74,6 +113,8 @@ Status RequestSet::wait_all() {
   }
   Status status = kept == 0 ? RCC_SUCCESS : engine_.wait_all(pending_.data(), kept);
   pending_.clear();
+  oldest_ = 0;
+  in_flight_ = 0;
   return status;
 }
 

@@ -49,6 +49,10 @@ class Context {
   // Sends to one peer and receives from another at once (the two may be equal).
   Status sendrecv(const void* send_buffer, size_t send_bytes, int to, void* recv_buffer, size_t recv_bytes,
                   int from, int tag);
+  // Posts a send into `sends` (which may bound how many are in flight) / a receive into
+  // `receives`, storing its index there in *index when index is not null.
+  Status post_send(class RequestSet& sends, const void* buffer, size_t bytes, int peer, int tag);
+  Status post_recv(class RequestSet& receives, void* buffer, size_t bytes, int peer, int tag, size_t* index = nullptr);
 
  private:
   p2p::Engine* engine_;
@@ -62,24 +66,35 @@ class Context {
 class RequestSet {
  public:
   explicit RequestSet(p2p::Engine& engine) : engine_(engine) {}
+  // A window > 0 bounds the requests in flight: add() first waits for the oldest ones. Used for
+  // sends, so a long pipelined message does not queue hundreds of rendezvous at one peer.
+  RequestSet(p2p::Engine& engine, size_t window) : engine_(engine), window_(window) {}
   ~RequestSet();
   RequestSet(const RequestSet&) = delete;
   RequestSet& operator=(const RequestSet&) = delete;
 
-  // Returns the request's index for wait().
-  size_t add(p2p::Request* request) {
-    pending_.push_back(request);
-    return pending_.size() - 1;
-  }
+  // Returns the request's index for wait(). With a window, posting comes first (the request is
+  // already in flight); then the oldest requests beyond the window are waited for.
+  size_t add(p2p::Request* request);
+  // Adds a request just posted, then waits while more than the window are in flight.
+  Status add_in_window(p2p::Request* request);
   // Waits for one request (added earlier and not yet waited for).
   Status wait(size_t index);
   // Waits for all remaining ones; returns the first failure.
   Status wait_all();
 
  private:
+  Status wait_oldest_beyond_window();
+
   p2p::Engine& engine_;
+  size_t window_ = 0;
+  size_t oldest_ = 0;      // with a window: index of the oldest request not yet waited for
+  size_t in_flight_ = 0;   // with a window: requests not yet waited for
   std::vector<p2p::Request*> pending_;
 };
+
+// Sends in flight per send set (see RequestSet's window).
+constexpr size_t kSendWindow = 6;
 
 // Scratch memory reused across collectives on this thread (collectives on one thread run one at a
 // time), so the data path does not allocate per call or per step. Slots are independent buffers;
@@ -96,7 +111,7 @@ constexpr int kNumScratchSlots = 4;
 
 // Bytes per pipelined message segment: big enough to amortise per-message cost, small enough that
 // several segments keep a link busy while the previous one is reduced.
-constexpr size_t kSegmentBytes = 256 * 1024;
+constexpr size_t kSegmentBytes = 512 * 1024;
 // Number of segments a block of `bytes` is cut into (at least 1).
 size_t segment_count(size_t bytes);
 // Element range [*begin, *end) of segment j of `count` elements cut into `segments` nearly equal parts.

@@ -14,9 +14,7 @@ Status gather_linear(Context& ctx, const Args& args) {
   RequestSet requests(ctx.engine());
   for (int peer = 0; peer < ranks; ++peer) {
     if (peer == rank) continue;
-    p2p::Request* request = nullptr;
-    RCC_RETURN_IF_ERROR(ctx.irecv(output + peer * block, block, peer, tag, &request));
-    requests.add(request);
+    RCC_RETURN_IF_ERROR(ctx.post_recv(requests, output + peer * block, block, peer, tag));
   }
   if (output + rank * block != args.sendbuf) std::memmove(output + rank * block, args.sendbuf, block);
   return requests.wait_all();

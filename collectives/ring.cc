@@ -33,9 +33,7 @@ Status ring_reduce_scatter(Context& ctx, const void* send, void* own_out, const 
       size_t begin, end;
       segment_range(n, segments, j, &begin, &end);
       if (begin == end) continue;
-      p2p::Request* request = nullptr;
-      RCC_RETURN_IF_ERROR(ctx.isend(base + begin * element, (end - begin) * element, next, tag, &request));
-      set.add(request);
+      RCC_RETURN_IF_ERROR(ctx.post_send(set, base + begin * element, (end - begin) * element, next, tag));
     }
     return RCC_SUCCESS;
   };
@@ -54,9 +52,7 @@ Status ring_reduce_scatter(Context& ctx, const void* send, void* own_out, const 
       size_t begin, end;
       segment_range(n, segments, j, &begin, &end);
       if (begin == end) continue;
-      p2p::Request* request = nullptr;
-      RCC_RETURN_IF_ERROR(ctx.irecv(incoming + begin * element, (end - begin) * element, prev, tag, &request));
-      receive_index[j] = receives.add(request);
+      RCC_RETURN_IF_ERROR(ctx.post_recv(receives, incoming + begin * element, (end - begin) * element, prev, tag, &receive_index[j]));
     }
     uint8_t* out = last ? static_cast<uint8_t*>(own_out) : partial + (step % 2) * block_bytes;
     RequestSet& out_sends = sends_from_partial[step % 2];
@@ -70,9 +66,7 @@ Status ring_reduce_scatter(Context& ctx, const void* send, void* own_out, const 
       reduce(out + begin * element, own + begin * element, incoming + begin * element, end - begin, datatype,
              reduce_op);
       if (!last) {
-        p2p::Request* request = nullptr;
-        RCC_RETURN_IF_ERROR(ctx.isend(out + begin * element, (end - begin) * element, next, tag, &request));
-        out_sends.add(request);
+        RCC_RETURN_IF_ERROR(ctx.post_send(out_sends, out + begin * element, (end - begin) * element, next, tag));
       }
     }
   }
@@ -103,9 +97,7 @@ Status ring_allgather(Context& ctx, void* buf, const BlockLayout& layout, size_t
       size_t bytes;
       segment(block, j, &base, &bytes);
       if (bytes == 0) continue;
-      p2p::Request* request = nullptr;
-      RCC_RETURN_IF_ERROR(ctx.irecv(base, bytes, prev, tag, &request));
-      receive_index[step * segments + j] = receives.add(request);
+      RCC_RETURN_IF_ERROR(ctx.post_recv(receives, base, bytes, prev, tag, &receive_index[step * segments + j]));
     }
   }
   for (int step = 0; step < ranks - 1; ++step) {
@@ -116,9 +108,7 @@ Status ring_allgather(Context& ctx, void* buf, const BlockLayout& layout, size_t
       segment(block, j, &base, &bytes);
       if (bytes == 0) continue;
       if (step > 0) RCC_RETURN_IF_ERROR(receives.wait(receive_index[(step - 1) * segments + j]));
-      p2p::Request* request = nullptr;
-      RCC_RETURN_IF_ERROR(ctx.isend(base, bytes, next, tag, &request));
-      sends.add(request);
+      RCC_RETURN_IF_ERROR(ctx.post_send(sends, base, bytes, next, tag));
     }
   }
   RCC_RETURN_IF_ERROR(receives.wait_all());

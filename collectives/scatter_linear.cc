@@ -14,9 +14,7 @@ Status scatter_linear(Context& ctx, const Args& args) {
   RequestSet requests(ctx.engine());
   for (int step = 1; step < ranks; ++step) {
     const int peer = mod(rank + step, ranks);
-    p2p::Request* request = nullptr;
-    RCC_RETURN_IF_ERROR(ctx.isend(input + peer * block, block, peer, tag, &request));
-    requests.add(request);
+    RCC_RETURN_IF_ERROR(ctx.post_send(requests, input + peer * block, block, peer, tag));
   }
   if (input + rank * block != args.recvbuf) std::memmove(args.recvbuf, input + rank * block, block);
   return requests.wait_all();

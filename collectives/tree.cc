@@ -41,9 +41,7 @@ Status tree_reduce(Context& ctx, const void* send, void* result, size_t count, r
     for (size_t j = 0; j < segments; ++j) {
       size_t begin, end;
       segment_range(count, segments, j, &begin, &end);
-      p2p::Request* request = nullptr;
-      RCC_RETURN_IF_ERROR(ctx.isend(at(send, begin, element), (end - begin) * element, parent, tag, &request));
-      sends.add(request);
+      RCC_RETURN_IF_ERROR(ctx.post_send(sends, at(send, begin, element), (end - begin) * element, parent, tag));
     }
     return sends.wait_all();
   }
@@ -83,9 +81,7 @@ Status tree_reduce(Context& ctx, const void* send, void* result, size_t count, r
       reduce(out, left, incoming + (j % 2) * half + c * segment_bytes, end - begin, datatype, reduce_op);
     }
     if (parent >= 0) {
-      p2p::Request* request = nullptr;
-      RCC_RETURN_IF_ERROR(ctx.isend(out, (end - begin) * element, parent, tag, &request));
-      sends.add(request);
+      RCC_RETURN_IF_ERROR(ctx.post_send(sends, out, (end - begin) * element, parent, tag));
     }
   }
   return sends.wait_all();
@@ -118,9 +114,7 @@ Status tree_broadcast(Context& ctx, void* buf, size_t bytes, int root, bool chai
       uint8_t* base;
       size_t length;
       segment(j, &base, &length);
-      p2p::Request* request = nullptr;
-      RCC_RETURN_IF_ERROR(ctx.irecv(base, length, parent, tag, &request));
-      receives.add(request);
+      RCC_RETURN_IF_ERROR(ctx.post_recv(receives, base, length, parent, tag));
     }
   }
   for (size_t j = 0; j < segments; ++j) {
@@ -129,9 +123,7 @@ Status tree_broadcast(Context& ctx, void* buf, size_t bytes, int root, bool chai
     segment(j, &base, &length);
     if (parent >= 0) RCC_RETURN_IF_ERROR(receives.wait(j));
     for (int child : children) {
-      p2p::Request* request = nullptr;
-      RCC_RETURN_IF_ERROR(ctx.isend(base, length, child, tag, &request));
-      sends.add(request);
+      RCC_RETURN_IF_ERROR(ctx.post_send(sends, base, length, child, tag));
     }
   }
   return sends.wait_all();

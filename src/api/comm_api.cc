@@ -111,8 +111,17 @@ extern "C" rcc_status_t rcc_comm_destroy(rcc_comm_t comm) {
   if (!comm->aborted.load()) {
     const double timeout = static_cast<double>(rcc::config::get_int_or_default("RCC_TIMEOUT"));
     comm->executor.reset();
-    Status status = rcc::bootstrap::barrier(*comm->store, "rcc/destroy", comm->rank, comm->size, timeout);
+    Status status = rcc::bootstrap::barrier(*comm->store, comm->key_prefix + "/destroy", comm->rank, comm->size, timeout);
     if (status != RCC_SUCCESS) RCC_INFO("rcc_comm_destroy: peers did not all arrive: %s", rcc::last_error().c_str());
+    // The rank hosting the store leaves last, so no one loses the store during the barrier.
+    if (status == RCC_SUCCESS && comm->store_server != nullptr) {
+      for (int peer = 0; peer < comm->size && status == RCC_SUCCESS; ++peer) {
+        std::vector<uint8_t> ignored;
+        if (peer != comm->rank) status = comm->store->get(comm->key_prefix + "/left/" + std::to_string(peer), timeout, &ignored);
+      }
+    } else if (status == RCC_SUCCESS) {
+      comm->store->set(comm->key_prefix + "/left/" + std::to_string(comm->rank), {});
+    }
   }
   delete comm;
   return RCC_SUCCESS;

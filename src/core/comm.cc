@@ -82,6 +82,7 @@ Status create_comm(const bootstrap::JobInfo& job, std::unique_ptr<bootstrap::Sto
   comm->store_server = std::move(server);
   comm->store = std::move(store);
   const std::string prefix = "rcc/comm" + std::to_string(g_comm_generation.fetch_add(1));
+  comm->key_prefix = prefix;
   RCC_RETURN_IF_ERROR(p2p::Engine::create(std::move(transport), *comm->store, prefix, job.rank, job.size, timeout_s,
                                           &comm->engine));
   comm->executor = std::make_unique<Executor>();

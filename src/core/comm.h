@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 
 #include "bootstrap/job.h"
 #include "bootstrap/store.h"
@@ -14,6 +15,7 @@ struct rcc_comm {
   int rank = -1;
   int size = 0;
   int local_rank = -1;
+  std::string key_prefix;            // this communicator's keys in the rendezvous store
   uint64_t collective_sequence = 0;  // numbers collectives; tags of their messages carry it
   std::atomic<bool> aborted{false};
   std::unique_ptr<rcc::bootstrap::StoreServer> store_server;  // on the rank hosting the rendezvous

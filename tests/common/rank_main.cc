@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "rank_test.h"
 
@@ -25,11 +26,16 @@ int main(int argc, char** argv) {
   }
   rcc_comm_rank(ranktest::g_comm, &ranktest::g_rank);
   rcc_comm_size(ranktest::g_comm, &ranktest::g_size);
-  // Only rank 0 prints the per-test lines; every rank still reports failures.
-  if (ranktest::g_rank != 0) {
-    testing::TestEventListeners& listeners = testing::UnitTest::GetInstance()->listeners();
-    (void)listeners;
+  // A test run that asked for a transport must really be on it (a verbs run that quietly fell
+  // back to UCX would test nothing).
+  const char* wanted = std::getenv("RCC_TRANSPORT");
+  const char* used = nullptr;
+  rcc_comm_transport(ranktest::g_comm, &used);
+  if (wanted != nullptr && std::string(wanted) != "auto" && std::string(wanted) != used) {
+    std::fprintf(stderr, "RCC_TRANSPORT=%s but the communicator uses %s\n", wanted, used);
+    return 4;
   }
+  if (ranktest::g_rank == 0) std::printf("rank test: %d ranks over %s\n", ranktest::g_size, used);
   int result = RUN_ALL_TESTS();
   status = rcc_comm_destroy(ranktest::g_comm);
   if (status != RCC_SUCCESS) {

@@ -197,6 +197,20 @@ TEST(VerbsSiw, IwarpUsesWriteThenSend) {
   EXPECT_EQ(info.notify_sends, 1u);
 }
 
+// Soft devices have no PCI locality, so both are equally near: IB/RoCE wins over iWARP.
+TEST(VerbsSiw, AutomaticChoicePrefersRoceOverIwarp) {
+  ScopedEnv device("RCC_IB_DEVICE", nullptr);
+  std::unique_ptr<rcc::transport::Transport> transport;
+  ASSERT_EQ(create_single(&transport), RCC_SUCCESS) << rcc::last_error();
+  VerbsInfo info;
+  ASSERT_TRUE(rcc::transport::verbs::query(*transport, &info));
+  EXPECT_EQ(info.device, "rxe0");
+  ScopedEnv exclude("RCC_IB_DEVICE", "^rxe0");
+  ASSERT_EQ(create_single(&transport), RCC_SUCCESS) << rcc::last_error();
+  ASSERT_TRUE(rcc::transport::verbs::query(*transport, &info));
+  EXPECT_EQ(info.device, "siw0");
+}
+
 TEST(VerbsSiw, UseImmOneIsRefusedOnIwarp) {
   ScopedEnv device("RCC_IB_DEVICE", "siw0");
   ScopedEnv imm("RCC_IB_USE_IMM", "1");

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Builds rcc and runs every test: the README's test command, and all that .ci/run calls.
+#   1. host build (RelWithDebInfo): all tests except the VM-only verbs ones (UCX over shared
+#      memory, TCP across network namespaces, bootstrap, launcher, kernels, benchmarks);
+#   2. the soft-RDMA VM: the verbs backend on Soft-RoCE (rxe) and soft-iWARP (siw) — the contract
+#      test, device/GID selection, and the p2p and collectives suites with RCC_TRANSPORT=verbs;
+#      a VM that cannot boot or create its devices fails the run;
+#   3. the same host tests built with AddressSanitizer + UndefinedBehaviorSanitizer;
+#   4. the fuzz targets for a bounded time.
+# Ends with one line "N passed, N failed" over all stages. RCC_TEST_STAGES=host,vm,asan,fuzz
+# selects stages (default: all).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+stages=${RCC_TEST_STAGES:-host,vm,asan,fuzz}
+jobs=${RCC_TEST_JOBS:-2}
+passed=0
+failed=0
+failures=()
+
+log() { printf '\n=== %s: %s\n' "$(date +%H:%M:%S)" "$*"; }
+want() { [[ ",$stages," == *",$1,"* ]]; }
+record() {  # NAME STATUS
+  if [ "$2" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$1 (exit $2)"); fi
+}
+# ctest with a result line per stage; counts each stage as one pass/fail.
+run_ctest() {  # NAME BUILD_DIR ARGS...
+  local name=$1 dir=$2
+  shift 2
+  ctest --test-dir "$dir" --output-on-failure --timeout 900 "$@"
+  record "$name" $?
+}
+build() {  # DIR CMAKE_ARGS...
+  local dir=$1
+  shift
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null && cmake --build "$dir" -j "$jobs"
+}
+
+log "setup"
+scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+
+if want host || want vm; then
+  log "build (host)"
+  if build "$root/build"; then record build 0; else record build 1; fi
+fi
+if want host; then
+  log "tests on the host (UCX)"
+  run_ctest host build -LE '^vm$|verbs' -j 1
+  log "the VM harness selftest"
+  run_ctest vm-selftest build -L '^vm$'
+fi
+if want vm; then
+  log "verbs tests in the soft-RDMA VM (rxe and siw)"
+  tests/vm/run-in-vm.sh --rxe --siw --timeout 2400 -- scripts/vm-tests.sh "$root/build"
+  record vm-verbs $?
+fi
+if want asan; then
+  log "build with AddressSanitizer + UndefinedBehaviorSanitizer"
+  if build "$root/build-asan" -DRCC_SANITIZE=address,undefined -DRCC_BUILD_BENCH=ON; then
+    record build-asan 0
+    log "tests under ASan + UBSan"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      run_ctest asan build-asan -LE '^vm$|verbs' -j 1
+  else
+    record build-asan 1
+  fi
+fi
+if want fuzz && [ -x scripts/fuzz.sh ]; then
+  log "fuzzing"
+  scripts/fuzz.sh
+  record fuzz $?
+fi
+
+log "summary"
+for f in "${failures[@]}"; do echo "FAILED: $f"; done
+echo "stages: $passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs inside the soft-RDMA VM (tests/vm/run-in-vm.sh --rxe --siw): the verbs backend's tests on
+# Soft-RoCE, then on soft-iWARP. Every test here must fail, not skip, when verbs cannot run.
+set -uo pipefail
+build=${1:?usage: vm-tests.sh BUILD_DIR}
+[ -n "${RCC_VM_RXE_DEV:-}" ] && [ -n "${RCC_VM_SIW_DEV:-}" ] || { echo "vm-tests: no rxe/siw device"; exit 1; }
+export RCC_TEST_QUICK=1 RCC_TIMEOUT=120 RCC_BOOTSTRAP_TIMEOUT=120
+status=0
+run() {  # DESCRIPTION ENV... -- CTEST_ARGS...
+  local what=$1
+  shift
+  local -a vars=()
+  while [ "$1" != -- ]; do vars+=("$1"); shift; done
+  shift
+  echo "=== vm: $what"
+  env "${vars[@]}" ctest --test-dir "$build" --output-on-failure --timeout 1200 "$@" || status=1
+}
+run "verbs contract + selection on rxe" RCC_TRANSPORT=verbs RCC_IB_DEVICE="$RCC_VM_RXE_DEV" -- -L verbs-rxe
+run "verbs contract on siw" RCC_TRANSPORT=verbs RCC_IB_DEVICE="$RCC_VM_SIW_DEV" -- -L verbs-siw
+run "p2p + collectives over verbs on rxe (2, 3, 4 ranks)" RCC_TRANSPORT=verbs RCC_IB_DEVICE="$RCC_VM_RXE_DEV" -- \
+  -L ranks -R '\.n[234]$'
+run "p2p + collectives over verbs on siw (2, 3 ranks)" RCC_TRANSPORT=verbs RCC_IB_DEVICE="$RCC_VM_SIW_DEV" -- \
+  -L ranks -R '\.n[23]$'
+exit $status
