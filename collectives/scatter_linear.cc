@@ -11,7 +11,7 @@ Status scatter_linear(Context& ctx, const Args& args) {
   const size_t block = args.count * rcc_datatype_size(args.datatype);
   if (rank != args.root) return ctx.recv(args.recvbuf, block, args.root, tag);
   const uint8_t* input = static_cast<const uint8_t*>(args.sendbuf);
-  RequestSet requests(ctx.engine());
+  RequestSet requests(ctx.engine(), kSendWindow);
   for (int step = 1; step < ranks; ++step) {
     const int peer = mod(rank + step, ranks);
     RCC_RETURN_IF_ERROR(ctx.post_send(requests, input + peer * block, block, peer, tag));

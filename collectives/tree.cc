@@ -32,7 +32,7 @@ Status tree_reduce(Context& ctx, const void* send, void* result, size_t count, r
   std::vector<int> children;
   binomial_links(ctx.rank(), ctx.size(), root, &parent, &children);
   const size_t segments = segment_count(bytes);
-  RequestSet sends(ctx.engine());
+  RequestSet sends(ctx.engine(), kSendWindow);
   if (children.empty()) {
     if (parent < 0) {  // a single rank
       if (result != send) std::memmove(result, send, bytes);
@@ -108,7 +108,7 @@ Status tree_broadcast(Context& ctx, void* buf, size_t bytes, int root, bool chai
     *base = static_cast<uint8_t*>(buf) + begin;
     *length = end - begin;
   };
-  RequestSet receives(ctx.engine()), sends(ctx.engine());
+  RequestSet receives(ctx.engine()), sends(ctx.engine(), kSendWindow);
   if (parent >= 0) {
     for (size_t j = 0; j < segments; ++j) {
       uint8_t* base;

@@ -82,6 +82,8 @@ const char* usage() {
          "  --tag-output           prefix every output line with [rank]\n"
          "  --bind-to core|none    bind local rank i to core i mod cores (default none)\n"
          "  --timeout SEC          stop the job after SEC seconds (exit status 124)\n"
+         "  --failure-grace SEC    after a rank fails, let the others exit by themselves for SEC seconds\n"
+         "                         (default 10; 0: at once), then SIGTERM, then SIGKILL 3 s later\n"
          "  --display-map          print where each rank runs before starting\n"
          "  -h, --help             this help\n"
          "  --version              print the version\n"
@@ -213,6 +215,16 @@ bool parse_command_line(int argc, const char* const* argv, Options* options, std
         return false;
       }
       parsed.timeout_s = seconds;
+    } else if (matches(arg, "--failure-grace")) {
+      if (!value_of(arg, "--failure-grace", &value)) return false;
+      char* end = nullptr;
+      errno = 0;
+      double seconds = std::strtod(value.c_str(), &end);
+      if (value.empty() || errno != 0 || *end != '\0' || !(seconds >= 0) || seconds > 1e7) {
+        *error = "--failure-grace: '" + value + "' is not a number of seconds >= 0";
+        return false;
+      }
+      parsed.failure_grace_s = seconds;
     } else {
       *error = "unknown option '" + arg + "'";
       return false;

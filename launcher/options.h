@@ -24,6 +24,9 @@ struct Options {
   bool tag_output = false;
   Binding binding = Binding::kNone;
   double timeout_s = 0;  // 0: none
+  // After the first rank fails, how long the others get to exit by themselves (rcc reports the
+  // death to them) before SIGTERM; 0: at once.
+  double failure_grace_s = 10;
   bool display_map = false;
   bool help = false;
   bool version = false;

@@ -33,6 +33,8 @@ using Clock = std::chrono::steady_clock;
 
 // Ranks get this long to exit after SIGTERM before SIGKILL.
 constexpr auto kKillGrace = std::chrono::seconds(3);
+// Deaths this close to the first one are compared to find the cause (see report_failure).
+constexpr auto kFailureSettle = std::chrono::milliseconds(500);
 
 const char* const kRankVariables[] = {"RCC_RANK", "RCC_SIZE", "RCC_LOCAL_RANK", "RCC_LOCAL_SIZE", "RCC_STORE_ADDR",
                                       "RCC_JOB_SECRET"};
@@ -324,9 +326,29 @@ class Job {
 
   // First failure decides the exit status; everyone else is asked to stop, then killed.
   void begin_stop(int status, int sig) {
+    if (!stopping_) {
+      stopping_ = true;
+      exit_status_ = status;
+    }
+    send_stop_signal(sig);
+  }
+
+  // A rank failed: the others learn of it through rcc and should exit by themselves; only those
+  // still running after the grace period get SIGTERM (then SIGKILL).
+  void begin_failure_grace() {
     if (stopping_) return;
     stopping_ = true;
-    exit_status_ = status;
+    exit_status_ = 1;  // replaced by the failing rank's status in report_failure
+    // Not before the cause is named: ranks killed by our SIGTERM must not look like the cause.
+    const auto grace = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(std::max(0.0, options_.failure_grace_s)));
+    terminate_at_ = Clock::now() + std::max<Clock::duration>(grace, kFailureSettle);
+  }
+
+  void send_stop_signal(int sig) {
+    if (stop_signal_sent_) return;
+    stop_signal_sent_ = true;
+    terminate_at_.reset();
     signal_all(sig);
     kill_at_ = Clock::now() + kKillGrace;
   }
@@ -341,21 +363,47 @@ class Job {
         rank.running = false;
         --running_;
         bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-        if (failed && !stopping_) {
-          int code;
-          if (WIFSIGNALED(status)) {
-            say("rank %d (host %s, pid %d) was killed by signal %s", rank.rank, rank.placement.host.c_str(), pid,
-                signal_text(WTERMSIG(status)).c_str());
-            code = 128 + WTERMSIG(status);
-          } else {
-            say("rank %d (host %s, pid %d) exited with status %d", rank.rank, rank.placement.host.c_str(), pid,
-                WEXITSTATUS(status));
-            code = WEXITSTATUS(status);
+        // Failures before any stop signal are candidates for "the first rank that died".
+        if (failed && (!stopping_ || report_at_) && !stop_signal_sent_) {
+          failures_.push_back({&rank - ranks_.data(), pid, status});
+          if (!report_at_) {
+            report_at_ = Clock::now() + kFailureSettle;
+            begin_failure_grace();
           }
-          if (running_ > 0) say("stopping the other %d rank%s", running_, running_ == 1 ? "" : "s");
-          begin_stop(code, SIGTERM);
         }
       }
+    }
+  }
+
+  // Names the rank whose failure stopped the job. A killed rank's survivors can notice its death
+  // (its sockets close) and exit before the kernel has made it a zombie, so the deaths seen within
+  // kFailureSettle are compared: a rank killed by a signal is the cause rather than ranks that
+  // exited with an error at the same time.
+  void report_failure() {
+    report_at_.reset();
+    if (failures_.empty()) return;
+    const Failure* cause = &failures_.front();
+    for (const Failure& f : failures_) {
+      if (WIFSIGNALED(f.status)) {
+        cause = &f;
+        break;
+      }
+    }
+    const Rank& rank = ranks_[static_cast<size_t>(cause->rank_index)];
+    if (WIFSIGNALED(cause->status)) {
+      say("rank %d (host %s, pid %d) was killed by signal %s", rank.rank, rank.placement.host.c_str(), cause->pid,
+          signal_text(WTERMSIG(cause->status)).c_str());
+      exit_status_ = 128 + WTERMSIG(cause->status);
+    } else {
+      say("rank %d (host %s, pid %d) exited with status %d", rank.rank, rank.placement.host.c_str(), cause->pid,
+          WEXITSTATUS(cause->status));
+      exit_status_ = WEXITSTATUS(cause->status);
+    }
+    if (running_ > 0 && !stop_signal_sent_ && options_.failure_grace_s > 0) {
+      say("giving the other %d rank%s %g s to exit (--failure-grace), then SIGTERM", running_, running_ == 1 ? "" : "s",
+          options_.failure_grace_s);
+    } else if (running_ > 0) {
+      say("stopping the other %d rank%s", running_, running_ == 1 ? "" : "s");
     }
   }
 
@@ -364,7 +412,7 @@ class Job {
     while (read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
       int sig = static_cast<int>(info.ssi_signo);
       if (sig == SIGCHLD) continue;  // reaped below
-      if (!stopping_) {
+      if (!stop_signal_sent_) {
         say("received signal %s; forwarding it to %d rank%s", signal_text(sig).c_str(), running_, running_ == 1 ? "" : "s");
         begin_stop(128 + sig, sig);
       } else {
@@ -392,6 +440,8 @@ class Job {
       std::optional<Clock::time_point> wake;
       if (job_deadline && !stopping_) wake = job_deadline;
       if (kill_at_) wake = wake ? std::min(*wake, *kill_at_) : *kill_at_;
+      if (terminate_at_) wake = wake ? std::min(*wake, *terminate_at_) : *terminate_at_;
+      if (report_at_) wake = wake ? std::min(*wake, *report_at_) : *report_at_;
       int timeout_ms = -1;
       if (wake) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*wake - Clock::now()).count();
@@ -411,6 +461,12 @@ class Job {
         say("the job exceeded --timeout %g s; stopping %d rank%s", options_.timeout_s, running_, running_ == 1 ? "" : "s");
         begin_stop(124, SIGTERM);
       }
+      if (report_at_ && now >= *report_at_) report_failure();
+      if (terminate_at_ && now >= *terminate_at_) {
+        say("%d rank%s still running %g s after the failure; sending SIGTERM", running_, running_ == 1 ? "" : "s",
+            options_.failure_grace_s);
+        send_stop_signal(SIGTERM);
+      }
       if (kill_at_ && now >= *kill_at_) {
         if (running_ > 0) say("%d rank%s still running %lld s after SIGTERM; sending SIGKILL", running_,
                               running_ == 1 ? "" : "s", static_cast<long long>(kKillGrace.count()));
@@ -418,6 +474,7 @@ class Job {
         kill_at_.reset();
       }
     }
+    if (report_at_) report_failure();  // every rank ended within the settle time
     // Leftovers of a stopped job (a rank's children that outlived it) go too.
     if (stopping_) signal_all(SIGKILL);
     // Output the ranks wrote before exiting is still in the pipes.
@@ -433,8 +490,17 @@ class Job {
   sigset_t original_mask_{};
   int signal_fd_ = -1;
   int running_ = 0;
-  bool stopping_ = false;
+  bool stopping_ = false;          // the exit status is decided
+  bool stop_signal_sent_ = false;  // SIGTERM (or a forwarded signal) went to every rank
   int exit_status_ = 0;
+  struct Failure {
+    ptrdiff_t rank_index;
+    pid_t pid;
+    int status;  // from waitpid
+  };
+  std::vector<Failure> failures_;                 // failed ranks seen before the cause is named
+  std::optional<Clock::time_point> report_at_;    // when to name it
+  std::optional<Clock::time_point> terminate_at_;  // end of the failure grace period
   std::optional<Clock::time_point> kill_at_;
 };
 

@@ -14,7 +14,7 @@ packages=(
   # soft-iWARP is not built into Debian's kernel: the VM harness builds siw.ko from these
   linux-source-6.1 linux-headers-amd64 make gcc bc flex bison libelf-dev
   # benchmarks and the peers they are compared with
-  perftest openmpi-bin libopenmpi-dev mpich libmpich-dev python3
+  perftest openmpi-bin libopenmpi-dev mpich libmpich-dev python3 libgloo-dev python3-matplotlib
 )
 if [ "${1:-}" = --print ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
 

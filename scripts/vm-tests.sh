@@ -21,4 +21,6 @@ run "p2p + collectives over verbs on rxe (2, 3, 4 ranks)" RCC_TRANSPORT=verbs RC
   -L ranks -R '\.n[234]$'
 run "p2p + collectives over verbs on siw (2, 3 ranks)" RCC_TRANSPORT=verbs RCC_IB_DEVICE="$RCC_VM_SIW_DEV" -- \
   -L ranks -R '\.n[23]$'
+run "fault injection (a rank killed mid-loop) over verbs on rxe (3 ranks)" RCC_TRANSPORT=verbs \
+  RCC_IB_DEVICE="$RCC_VM_RXE_DEV" -- -L faults
 exit $status

@@ -108,7 +108,7 @@ extern "C" rcc_status_t rcc_comm_destroy(rcc_comm_t comm) {
   }
   // Peers may still write credits into this rank's memory until they are done too: meet them at
   // the rendezvous first, unless the communicator is already broken.
-  if (!comm->aborted.load()) {
+  if (!comm->aborted.load() && !comm->engine->broken()) {
     const double timeout = static_cast<double>(rcc::config::get_int_or_default("RCC_TIMEOUT"));
     comm->executor.reset();
     Status status = rcc::bootstrap::barrier(*comm->store, comm->key_prefix + "/destroy", comm->rank, comm->size, timeout);

@@ -456,10 +456,7 @@ std::string advertised_host() {
       if (IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr)) continue;  // needs a scope id to dial
       inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text);
     }
-    if (!wanted.empty()) {
-      if (wanted == ifa->ifa_name && (named.empty() || family == AF_INET)) named = text;
-      continue;
-    }
+    if (!wanted.empty() && wanted == ifa->ifa_name && (named.empty() || family == AF_INET)) named = text;
     if (ifa->ifa_flags & IFF_LOOPBACK) continue;
     if (family == AF_INET && first_v4.empty()) first_v4 = text;
     if (family == AF_INET6 && first_v6.empty()) first_v6 = text;
@@ -467,8 +464,10 @@ std::string advertised_host() {
   freeifaddrs(list);
   if (!wanted.empty()) {
     if (!named.empty()) return named;
-    RCC_WARN("RCC_SOCKET_IFNAME=%s: no such interface with an address that is up; advertising 127.0.0.1", wanted.c_str());
-    return "127.0.0.1";
+    // On a host without that interface (RCC_* variables travel to every host) the automatic
+    // choice is the best guess left.
+    RCC_INFO("RCC_SOCKET_IFNAME=%s: no such interface with an address that is up on this host; choosing one",
+             wanted.c_str());
   }
   if (!first_v4.empty()) return first_v4;
   if (!first_v6.empty()) return first_v6;

@@ -43,6 +43,8 @@ struct Connection {
   size_t out_offset = 0;
 };
 
+constexpr auto kStopLinger = std::chrono::seconds(3);
+
 class StoreServerImpl final : public StoreServer {
  public:
   StoreServerImpl(int listen_fd, int port, std::string address, std::string secret, int wake_read, int wake_write)
@@ -75,6 +77,12 @@ class StoreServerImpl final : public StoreServer {
       fds.push_back({wake_read_, POLLIN, 0});
       fds.push_back({listen_fd_, POLLIN, 0});
       auto next_deadline = Clock::now() + std::chrono::seconds(60);
+      if (stopping_) {
+        // Linger while ranks still wait for keys, so each reports its own error (which ranks are
+        // missing) instead of losing the store when its host gives up first.
+        if (waiters_.empty() || Clock::now() >= stop_deadline_) return;
+        next_deadline = stop_deadline_;
+      }
       for (auto& [id, c] : connections_) {
         short events = POLLIN;
         if (c.out_offset < c.out.size()) events |= POLLOUT;
@@ -87,7 +95,14 @@ class StoreServerImpl final : public StoreServer {
         RCC_WARN("store server: poll failed: %s", std::strerror(errno));
         return;
       }
-      if (fds[0].revents != 0) return;  // destructor asked us to stop
+      if (fds[0].revents != 0 && !stopping_) {  // the destructor asked us to stop
+        stopping_ = true;
+        stop_deadline_ = Clock::now() + kStopLinger;
+        char byte;
+        while (read(wake_read_, &byte, 1) < 0 && errno == EINTR) {
+        }
+        continue;
+      }
       if (fds[1].revents & POLLIN) accept_all();
       for (size_t i = 2; i < fds.size(); ++i) {
         if (fds[i].revents == 0) continue;
@@ -278,6 +293,8 @@ class StoreServerImpl final : public StoreServer {
   std::string secret_;
   int wake_read_;
   int wake_write_;
+  bool stopping_ = false;
+  Clock::time_point stop_deadline_{};
   std::thread thread_;
   uint64_t next_id_ = 1;
   std::map<uint64_t, Connection> connections_;

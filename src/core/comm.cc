@@ -85,6 +85,10 @@ Status create_comm(const bootstrap::JobInfo& job, std::unique_ptr<bootstrap::Sto
   comm->key_prefix = prefix;
   RCC_RETURN_IF_ERROR(p2p::Engine::create(std::move(transport), *comm->store, prefix, job.rank, job.size, timeout_s,
                                           &comm->engine));
+  rcc::p2p::Engine* engine = comm->engine.get();
+  RCC_RETURN_IF_ERROR(LivenessMonitor::start(
+      *comm->store, prefix, job.rank, job.size, job.secret, timeout_s,
+      [engine](int peer, const std::string& why) { engine->peer_failed(peer, why); }, &comm->liveness));
   comm->executor = std::make_unique<Executor>();
   RCC_INFO("communicator ready: rank %d of %d (%s), transport %s", job.rank, job.size, job.source.c_str(),
            comm->engine->transport_name());

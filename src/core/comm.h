@@ -8,6 +8,7 @@
 #include "bootstrap/job.h"
 #include "bootstrap/store.h"
 #include "core/executor.h"
+#include "core/liveness.h"
 #include "p2p/engine.h"
 #include "rcc/rcc.h"
 
@@ -21,9 +22,11 @@ struct rcc_comm {
   std::unique_ptr<rcc::bootstrap::StoreServer> store_server;  // on the rank hosting the rendezvous
   std::unique_ptr<rcc::bootstrap::StoreClient> store;
   std::unique_ptr<rcc::p2p::Engine> engine;
-  std::unique_ptr<rcc::Executor> executor;  // destroyed first: it may still run collectives
+  std::unique_ptr<rcc::LivenessMonitor> liveness;  // reports dead peers to the engine
+  std::unique_ptr<rcc::Executor> executor;          // destroyed first: it may still run collectives
   ~rcc_comm() {
     executor.reset();
+    liveness.reset();
     engine.reset();
   }
 };

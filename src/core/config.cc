@@ -35,7 +35,7 @@ const Setting kSettings[] = {
     {"RCC_IB_GID_INDEX", "", "RoCE GID index. Empty: the RoCE v2 GID with an IPv4-mapped address, skipping link-local and empty entries."},
     {"RCC_IB_TIMEOUT", "14", "Verbs local ACK timeout exponent: 4.096 us * 2^value."},
     {"RCC_IB_RETRY_CNT", "7", "Verbs transport retry count (0-7)."},
-    {"RCC_IB_RNR_RETRY", "7", "Verbs RNR retry count (0-6 finite; rcc posts receives before granting credits, so RNR should not happen)."},
+    {"RCC_IB_RNR_RETRY", "6", "Verbs RNR retry count, 0-6 (7 would mean forever; rcc posts receives before granting credits, so RNR should not happen)."},
     {"RCC_IB_USE_IMM", "auto", "auto: write-with-immediate where the device supports it (IB, RoCE), write then send on iWARP; 0 forces write then send."},
 };
 

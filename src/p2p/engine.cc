@@ -194,9 +194,10 @@ Request* Engine::request_at(uint64_t index) {
 }
 
 Status Engine::check_usable(int peer) {
+  (void)peer;
   if (aborted_) return fail(RCC_ERR_ABORTED, "the communicator was aborted");
-  const PeerState& state = peers_[peer];
-  if (state.failed) return fail(state.failure, "%s", state.failure_message.c_str());
+  if (has_reported_failures_.load(std::memory_order_acquire)) progress_locked();
+  if (broken_ != RCC_SUCCESS) return fail(broken_, "%s", broken_message_.c_str());
   return RCC_SUCCESS;
 }
 
@@ -551,6 +552,15 @@ Status Engine::handle_event(const transport::Event& event) {
 }
 
 Status Engine::progress_locked() {
+  if (has_reported_failures_.load(std::memory_order_acquire)) {
+    std::vector<std::pair<int, std::string>> failures;
+    {
+      std::lock_guard<std::mutex> guard(reported_mutex_);
+      failures.swap(reported_failures_);
+      has_reported_failures_.store(false, std::memory_order_release);
+    }
+    for (const auto& [peer, why] : failures) fail_peer_locked(peer, RCC_ERR_PEER_FAILED, why);
+  }
   events_.clear();
   Status status = transport_->poll(&events_);
   for (const transport::Event& event : events_) {
@@ -569,7 +579,7 @@ Status Engine::progress_locked() {
 void Engine::fail_peer_locked(int peer, Status status, const std::string& message) {
   PeerState& state = peers_[peer];
   if (!state.failed) {
-    RCC_WARN("rank %d failed: %s", peer, message.c_str());
+    RCC_WARN("%s", message.c_str());
     state.failed = true;
     state.failure = status;
     state.failure_message = message;
@@ -577,14 +587,28 @@ void Engine::fail_peer_locked(int peer, Status status, const std::string& messag
   state.posted.clear();
   state.pending_messages.clear();
   state.pending_writes.clear();
+  // One dead rank breaks the communicator: collectives would otherwise wait on ranks that wait on it.
+  if (broken_ == RCC_SUCCESS) {
+    broken_ = status;
+    broken_message_ = message;
+  }
+  for (PeerState& other : peers_) other.posted.clear();
   for (Request* request : requests_) {
-    if (request->in_use && !request->done && request->peer == peer) complete(request, status, message);
+    if (request->in_use && !request->done) complete(request, broken_, broken_message_);
   }
 }
 
 void Engine::peer_failed(int peer, const std::string& why) {
+  if (peer < 0 || peer >= size_) return;
+  std::lock_guard<std::mutex> guard(reported_mutex_);
+  reported_failures_.emplace_back(peer, why);
+  has_reported_failures_.store(true, std::memory_order_release);
+}
+
+bool Engine::broken() {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (peer >= 0 && peer < size_) fail_peer_locked(peer, RCC_ERR_PEER_FAILED, why);
+  progress_locked();
+  return aborted_ || broken_ != RCC_SUCCESS;
 }
 
 void Engine::abort() {

@@ -54,8 +54,13 @@ class Engine {
 
   // Every pending and later operation fails with RCC_ERR_ABORTED. Never blocks on peers.
   void abort();
-  // Marks a peer dead (from the liveness monitor): its pending and later operations fail.
+  // Reports a dead peer (from the liveness monitor's thread; does not take the engine's lock). The
+  // communicator is then broken: every pending and later operation fails with RCC_ERR_PEER_FAILED
+  // and a message naming that peer.
   void peer_failed(int peer, const std::string& why);
+
+  // Whether a peer failed or the communicator was aborted (then teardown must not wait for peers).
+  bool broken();
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -113,6 +118,14 @@ class Engine {
   std::vector<Request*> requests_;       // index -> request (the FIN immediate names it)
   std::vector<uint32_t> free_indexes_;
   std::vector<transport::Event> events_;  // reused by every progress pass
+
+  // Set once a peer failed: the first failure, reported to every later call.
+  Status broken_ = RCC_SUCCESS;
+  std::string broken_message_;
+  // Failures reported from other threads, applied by the next progress pass.
+  std::mutex reported_mutex_;
+  std::vector<std::pair<int, std::string>> reported_failures_;
+  std::atomic<bool> has_reported_failures_{false};
 };
 
 // A pending send or receive. Owned by the engine until finish()/wait().

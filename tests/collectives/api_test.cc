@@ -112,7 +112,7 @@ TEST(Errors, BadArgumentsOnEveryRank) {
                  "op out of range", "op");
   expect_invalid(rcc_allreduce(comm, f.data(), f.data(), SIZE_MAX / 2, RCC_FLOAT32, RCC_SUM), "count overflow",
                  "count");
-  expect_invalid(rcc_allgather(comm, f.data(), f.data(), SIZE_MAX / 3, RCC_INT8), "allgather overflow", "count");
+  expect_invalid(rcc_allgather(comm, f.data(), f.data(), SIZE_MAX / 2 + 1, RCC_INT8), "allgather overflow", "count");
   expect_invalid(rcc_allreduce(nullptr, f.data(), f.data(), 4, RCC_FLOAT32, RCC_SUM), "null comm", "comm");
   expect_invalid(rcc_barrier(nullptr), "barrier null comm", "comm");
   expect_invalid(rcc_iallreduce(comm, f.data(), f.data(), 4, RCC_FLOAT32, RCC_SUM, nullptr), "null request",

@@ -1,6 +1,7 @@
 // transport_bench: write bandwidth (64 KiB..4 MiB, 64 writes in flight) and notify latency (8-byte
 // notified write ping-pong, half round trip) between two in-process ranks on the backend chosen by
-// RCC_TRANSPORT. Compare with ib_write_bw / ib_write_lat on the same device.
+// RCC_TRANSPORT, first busy polling then blocking in wait_for_event. Compare with ib_write_bw /
+// ib_write_lat on the same device.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -37,7 +38,7 @@ void bandwidth(Rank& rank, Rank::Region& region, size_t size, int iterations) {
   rank.barrier();
 }
 
-void latency(Rank& rank, Rank::Region& region, int iterations) {
+void latency(Rank& rank, Rank::Region& region, int iterations, bool blocking) {
   int peer = 1 - rank.rank();
   auto send = [&](int i) {
     if (rank.transport().write(peer, region.bytes.data(), 8, *region.memory, region.remote_base[peer] + 64,
@@ -47,7 +48,11 @@ void latency(Rank& rank, Rank::Region& region, int iterations) {
     }
   };
   auto receive = [&] {
-    while (rank.notifies.empty()) rank.poll_once();  // busy polling, like ib_write_lat
+    if (blocking) {
+      rank.progress_until([&] { return !rank.notifies.empty(); });
+    } else {
+      while (rank.notifies.empty()) rank.poll_once();  // busy polling, like ib_write_lat
+    }
     rank.notifies.clear();
   };
   auto start = Clock::now();
@@ -61,8 +66,9 @@ void latency(Rank& rank, Rank::Region& region, int iterations) {
     }
   }
   if (rank.rank() == 0) {
-    std::printf("notify latency 8 B: %.2f us (half round trip, %d iterations)\n",
-                seconds_since(start) * 1e6 / iterations / 2, iterations);
+    std::printf("notify latency 8 B: %.2f us (half round trip, %d iterations, %s)\n",
+                seconds_since(start) * 1e6 / iterations / 2, iterations,
+                blocking ? "wait_for_event" : "busy polling");
   }
   rank.barrier();
 }
@@ -78,7 +84,8 @@ int main(int argc, char** argv) {
     for (size_t size = 64 << 10; size <= (4u << 20); size *= 4) {
       bandwidth(rank, region, size, static_cast<int>(std::max<size_t>(16, iterations * (64 << 10) / size)));
     }
-    latency(rank, region, latency_iterations);
+    latency(rank, region, latency_iterations, false);
+    latency(rank, region, latency_iterations, true);
   });
   return ::testing::Test::HasFailure() ? 1 : 0;
 }

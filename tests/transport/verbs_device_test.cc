@@ -153,6 +153,32 @@ TEST(VerbsRxe, UseImmZeroForcesWriteThenSend) {
   EXPECT_EQ(info.notify_sends, 1u);
 }
 
+// More writes than the send queue holds: the rest wait in software and still all complete.
+TEST(VerbsRxe, BurstBeyondSendQueueIsQueuedInSoftware) {
+  ScopedEnv transport("RCC_TRANSPORT", "verbs");
+  ScopedEnv device("RCC_IB_DEVICE", "rxe0");
+  run_ranks(2, [&](Rank& rank) {
+    Rank::Region region;
+    if (!rank.share_region(64 << 10, &region)) return;
+    if (rank.rank() == 0) {
+      VerbsInfo info;
+      ASSERT_TRUE(rcc::transport::verbs::query(rank.transport(), &info));
+      const int writes = 3 * info.send_queue_depth;
+      for (int w = 0; w < writes; ++w) {
+        ASSERT_EQ(rank.transport().write(1, region.bytes.data(), 64, *region.memory, region.remote_base[1] + 64 * (w % 1000),
+                                         *region.keys[1], false, 0, w + 1),
+                  RCC_SUCCESS);
+      }
+      ASSERT_TRUE(rank.progress_until([&] { return rank.write_done_cookies.size() >= static_cast<size_t>(writes); }));
+      EXPECT_EQ(rank.write_done_cookies.size(), static_cast<size_t>(writes));
+      ASSERT_TRUE(rcc::transport::verbs::query(rank.transport(), &info));
+      EXPECT_GT(info.queued_in_software, 0u);
+      EXPECT_EQ(info.work_requests, static_cast<uint64_t>(writes));
+    }
+    rank.barrier();
+  });
+}
+
 // A write into memory the peer has deregistered becomes a kError naming the peer, the device and
 // the completion status, and later writes to that peer fail at once.
 TEST(VerbsRxe, RemoteAccessErrorIsReported) {

@@ -23,6 +23,12 @@ namespace rcc::transport {
 namespace {
 
 constexpr unsigned kAmId = 7;
+constexpr uint32_t kKeyMagic = 0x52434b31;  // "RCK1"
+
+struct KeyHeader {
+  uint32_t magic;
+  uint32_t length;  // bytes of packed UCX key that follow
+};
 
 struct AmHeader {
   uint64_t target;
@@ -199,16 +205,26 @@ class UcxTransport : public Transport {
     size_t size = 0;
     ucs_status_t status = ucp_rkey_pack(context_, ucx_memory.memh, &packed, &size);
     if (status != UCS_OK) return fail(RCC_ERR_TRANSPORT, "ucp_rkey_pack failed: %s", ucs_status_string(status));
-    key->assign(static_cast<uint8_t*>(packed), static_cast<uint8_t*>(packed) + size);
+    // Framed (magic, length) so that a damaged or foreign key is refused instead of unpacked.
+    KeyHeader header{kKeyMagic, static_cast<uint32_t>(size)};
+    std::vector<uint8_t> framed(sizeof header + size);
+    std::memcpy(framed.data(), &header, sizeof header);
+    std::memcpy(framed.data() + sizeof header, packed, size);
     ucp_rkey_buffer_release(packed);
+    *key = std::move(framed);
     return RCC_SUCCESS;
   }
 
   Status import_key(int peer, const std::vector<uint8_t>& key, std::unique_ptr<RemoteKey>* out) override {
     if (peer < 0 || peer >= options_.size) return fail(RCC_ERR_INVALID_ARGUMENT, "import_key: peer %d out of range", peer);
-    if (key.empty()) return fail(RCC_ERR_INVALID_ARGUMENT, "import_key: empty key from rank %d", peer);
+    KeyHeader header{};
+    if (key.size() > sizeof header) std::memcpy(&header, key.data(), sizeof header);
+    if (key.size() <= sizeof header || header.magic != kKeyMagic || header.length != key.size() - sizeof header) {
+      return fail(RCC_ERR_INVALID_ARGUMENT, "import_key: the %zu-byte key from rank %d is not a UCX key of this version",
+                  key.size(), peer);
+    }
     auto remote = std::make_unique<UcxRemoteKey>();
-    ucs_status_t status = ucp_ep_rkey_unpack(peers_[peer].ep, key.data(), &remote->rkey);
+    ucs_status_t status = ucp_ep_rkey_unpack(peers_[peer].ep, key.data() + sizeof header, &remote->rkey);
     if (status != UCS_OK) {
       return fail(RCC_ERR_TRANSPORT, "ucp_ep_rkey_unpack of rank %d's key failed: %s", peer, ucs_status_string(status));
     }

@@ -127,7 +127,7 @@ Status choose_port(PortChoice* out) {
       return fail(RCC_ERR_NO_DEVICE, "RCC_IB_DEVICE='%s': this host has no RDMA devices (%s)", setting.c_str(),
                   list ? "ibv_get_device_list found none" : std::strerror(error));
     }
-    return fail_quietly(RCC_ERR_NO_DEVICE, "no RDMA devices (%s)",
+    return fail_quietly(RCC_ERR_NO_DEVICE, "no RDMA devices (ibv_get_device_list: %s)",
                         list ? "ibv_get_device_list found none" : std::strerror(error));
   }
 

@@ -142,6 +142,17 @@ Status VerbsTransport::init() {
     return fail(RCC_ERR_INVALID_ARGUMENT, "verbs: max_notifies_per_peer %d needs %u receives per queue pair; %s allows %d",
                 options_.max_notifies_per_peer, receives_, port_.device.c_str(), max_wr);
   }
+  // One CQ serves every peer and must hold every possible completion: shrink the send queues of
+  // large jobs to fit the device's CQ size.
+  if (options_.size > 1) {
+    int64_t per_peer = (static_cast<int64_t>(port_.device_attr.max_cqe) - 16) / (options_.size - 1);
+    int64_t fitting = per_peer - static_cast<int64_t>(receives_);
+    if (fitting < 8) {
+      return fail(RCC_ERR_UNSUPPORTED, "verbs: %d ranks with %u receives per peer do not fit %s's completion queue (%d entries)",
+                  options_.size, receives_, port_.device.c_str(), port_.device_attr.max_cqe);
+    }
+    depth_ = std::min<uint32_t>(depth_, static_cast<uint32_t>(std::min<int64_t>(fitting, UINT32_MAX)));
+  }
   RCC_RETURN_IF_ERROR(create_shared_resources());
   if (port_.kind != LinkKind::kIwarp) {
     for (int peer = 0; peer < options_.size; ++peer) {

@@ -1,0 +1,260 @@
+// mpi-bench: the MPI side of bench/compare. Prints rcc-bench's columns for allreduce and
+// broadcast (fp32; sum) and OSU-style latency/bw, so the script parses every library alike.
+//   mpirun -n 4 mpi-bench -c allreduce,broadcast -b 8 -e 64M -f 4 -n 20 -w 5
+// Time = average over iterations of the slowest rank; results are checked (#wrong).
+// The C API only: the deprecated C++ bindings do not compile warning-free.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Options {
+  size_t min_bytes = 8, max_bytes = 32u << 20;
+  double factor = 2;
+  int iters = 20, warmup = 5;
+  bool iters_given = false;
+  std::vector<std::string> modes{"allreduce"};
+};
+
+bool parse_size(const char* text, size_t* out) {
+  char* end = nullptr;
+  unsigned long long value = std::strtoull(text, &end, 10);
+  if (end == text) return false;
+  if (*end == 'K') value <<= 10, ++end;
+  else if (*end == 'M') value <<= 20, ++end;
+  else if (*end == 'G') value <<= 30, ++end;
+  if (*end != '\0') return false;
+  *out = value;
+  return true;
+}
+
+bool parse(int argc, char** argv, Options* o, std::string* error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (i + 1 >= argc) return *error = flag + " needs a value", false;
+    const char* value = argv[++i];
+    bool ok = true;
+    if (flag == "-b") ok = parse_size(value, &o->min_bytes);
+    else if (flag == "-e") ok = parse_size(value, &o->max_bytes);
+    else if (flag == "-f") ok = (o->factor = std::atof(value)) > 1;
+    else if (flag == "-n") ok = (o->iters = std::atoi(value)) > 0, o->iters_given = true;
+    else if (flag == "-w") ok = (o->warmup = std::atoi(value)) >= 0;
+    else if (flag == "-c") {
+      o->modes.clear();
+      std::string list = value;
+      for (size_t start = 0; start <= list.size();) {
+        size_t comma = list.find(',', start);
+        if (comma == std::string::npos) comma = list.size();
+        std::string mode = list.substr(start, comma - start);
+        if (mode != "allreduce" && mode != "broadcast" && mode != "latency" && mode != "bw") {
+          return *error = "-c: unknown mode '" + mode + "' (allreduce broadcast latency bw)", false;
+        }
+        o->modes.push_back(mode);
+        start = comma + 1;
+      }
+    } else {
+      return *error = "unknown option '" + flag + "'", false;
+    }
+    if (!ok) return *error = flag + ": invalid value '" + value + "'", false;
+  }
+  return true;
+}
+
+std::vector<size_t> sizes_of(const Options& o) {
+  std::vector<size_t> sizes;
+  for (size_t s = o.min_bytes; s <= o.max_bytes;) {
+    sizes.push_back(s);
+    size_t next = static_cast<size_t>(s * o.factor);
+    s = next > s ? next : s + 1;
+  }
+  return sizes;
+}
+
+// Every rank's average; rank 0 gets the slowest.
+double slowest(double mine) {
+  double max = 0;
+  MPI_Reduce(&mine, &max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  return max;
+}
+long long total(long long mine) {
+  long long sum = 0;
+  MPI_Reduce(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  return sum;
+}
+
+float input(int rank, size_t i) { return static_cast<float>((static_cast<size_t>(rank) + 2 * i) % 5 + 1); }
+
+struct Column {
+  double time_us;
+  long long wrong;
+};
+
+// One column: a checked call, warm-up, timed iterations.
+template <typename Call, typename Fill, typename Check>
+Column measure(const Options& o, Call call, Fill fill, Check check) {
+  fill();
+  call();
+  long long wrong = check();
+  for (int i = 0; i < o.warmup; ++i) call();
+  MPI_Barrier(MPI_COMM_WORLD);
+  double start = MPI_Wtime();
+  for (int i = 0; i < o.iters; ++i) call();
+  double mine = (MPI_Wtime() - start) * 1e6 / o.iters;
+  return {slowest(mine), total(wrong)};
+}
+
+void print_header(const char* name) {
+  std::printf("#\n# Collective: %s\n", name);
+  std::printf("#%11s  %12s  %8s  %6s  %4s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n", "size", "count", "type", "redop",
+              "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+}
+
+void print_row(size_t bytes, size_t count, const char* redop, int root, double factor, Column oop, Column ip) {
+  auto bw = [&](double us) { return us > 0 ? bytes / (us * 1e-6) / 1e9 : 0.0; };
+  std::printf("%12zu  %12zu  %8s  %6s  %4d  %8.2f  %6.2f  %6.2f  %6lld  %8.2f  %6.2f  %6.2f  %6lld\n", bytes, count,
+              "float", redop, root, oop.time_us, bw(oop.time_us), bw(oop.time_us) * factor, oop.wrong, ip.time_us,
+              bw(ip.time_us), bw(ip.time_us) * factor, ip.wrong);
+  std::fflush(stdout);
+}
+
+long long run_collective(const Options& o, const std::string& mode, int rank, int ranks) {
+  std::vector<size_t> sizes = sizes_of(o);
+  const size_t max_count = std::max<size_t>(1, sizes.back() / sizeof(float));
+  std::vector<float> send(max_count), recv(max_count);
+  long long wrong_total = 0;
+  if (rank == 0) print_header(mode.c_str());
+  for (size_t requested : sizes) {
+    const int count = static_cast<int>(std::max<size_t>(1, requested / sizeof(float)));
+    const size_t bytes = count * sizeof(float);
+    Column oop{}, ip{};
+    if (mode == "allreduce") {
+      auto fill_send = [&] { for (int i = 0; i < count; ++i) send[i] = input(rank, i); };
+      auto fill_recv = [&] { for (int i = 0; i < count; ++i) recv[i] = input(rank, i); };
+      auto check = [&] {
+        long long wrong = 0;
+        for (int i = 0; i < count; ++i) {
+          float expected = 0;
+          for (int r = 0; r < ranks; ++r) expected += input(r, i);
+          wrong += recv[i] != expected;
+        }
+        return wrong;
+      };
+      oop = measure(o, [&] { MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); },
+                    fill_send, check);
+      ip = measure(o, [&] { MPI_Allreduce(MPI_IN_PLACE, recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); },
+                   fill_recv, check);
+      if (rank == 0) print_row(bytes, count, "sum", -1, 2.0 * (ranks - 1) / ranks, oop, ip);
+    } else {
+      auto fill = [&] { for (int i = 0; i < count; ++i) recv[i] = rank == 0 ? input(0, i) : 0; };
+      auto check = [&] {
+        long long wrong = 0;
+        for (int i = 0; i < count; ++i) wrong += recv[i] != input(0, i);
+        return wrong;
+      };
+      auto call = [&] { MPI_Bcast(recv.data(), count, MPI_FLOAT, 0, MPI_COMM_WORLD); };
+      oop = measure(o, call, fill, check);
+      ip = measure(o, call, fill, check);
+      if (rank == 0) print_row(bytes, count, "none", 0, 1.0, oop, ip);
+    }
+    wrong_total += oop.wrong + ip.wrong;
+  }
+  return wrong_total;
+}
+
+// OSU-style, ranks 0 and 1 (the same counts and window as rcc-bench).
+void run_p2p(const Options& o, const std::string& mode, int rank) {
+  std::vector<size_t> sizes = sizes_of(o);
+  const size_t largest = std::max<size_t>(1, sizes.back());
+  auto window_for = [](size_t bytes) {
+    return static_cast<int>(std::clamp<size_t>((size_t{1} << 30) / std::max<size_t>(bytes, 1), 1, 64));
+  };
+  size_t recv_bytes = largest;
+  for (size_t b : sizes) recv_bytes = std::max(recv_bytes, b * window_for(b));
+  std::vector<char> send(largest, 'a'), recv(rank == 1 && mode == "bw" ? recv_bytes : largest);
+  if (rank == 0) {
+    std::printf("#\n%s", mode == "latency" ? "# OSU-style latency test (ranks 0 and 1)\n# Size       Latency (us)\n"
+                                          : "# OSU-style bandwidth test (ranks 0 and 1)\n# Size      Bandwidth (MB/s)\n");
+  }
+  for (size_t bytes : sizes) {
+    const bool small = bytes <= 8192;
+    const int window = window_for(bytes);
+    const size_t per_iteration = std::max<size_t>(1, mode == "bw" ? bytes * window : 2 * bytes);
+    const int cap = static_cast<int>(std::clamp<size_t>((size_t{1} << 30) / per_iteration, 2, 1000));
+    const int iters = o.iters_given ? o.iters : std::min(small ? (mode == "bw" ? 100 : 1000) : 100, cap);
+    const int warmup = std::max(1, iters / 10);
+    const int count = static_cast<int>(bytes);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = 0, value = 0;
+    if (rank <= 1) {
+      std::vector<MPI_Request> requests(window);
+      for (int i = 0; i < warmup + iters; ++i) {
+        if (i == warmup) start = MPI_Wtime();
+        if (mode == "latency") {
+          if (rank == 0) {
+            MPI_Send(send.data(), count, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(recv.data(), count, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          } else {
+            MPI_Recv(recv.data(), count, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(send.data(), count, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+          }
+        } else {
+          char ack = 0;
+          for (int w = 0; w < window; ++w) {
+            if (rank == 0) MPI_Isend(send.data(), count, MPI_CHAR, 1, 2, MPI_COMM_WORLD, &requests[w]);
+            else MPI_Irecv(recv.data() + w * bytes, count, MPI_CHAR, 0, 2, MPI_COMM_WORLD, &requests[w]);
+          }
+          MPI_Waitall(window, requests.data(), MPI_STATUSES_IGNORE);
+          if (rank == 0) MPI_Recv(&ack, 1, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          else MPI_Send(&ack, 1, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
+        }
+      }
+      const double seconds = MPI_Wtime() - start;
+      value = mode == "latency" ? seconds * 1e6 / (2.0 * iters) : static_cast<double>(bytes) * window * iters / seconds / 1e6;
+    }
+    if (rank == 0) {
+      std::printf("%-10zu  %18.2f\n", bytes, value);
+      std::fflush(stdout);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  Options options;
+  std::string error;
+  if (!parse(argc, argv, &options, &error)) {
+    if (rank == 0) std::fprintf(stderr, "mpi-bench: %s\n", error.c_str());
+    MPI_Finalize();
+    return 2;
+  }
+  if (rank == 0) {
+    char library[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length = 0;
+    MPI_Get_library_version(library, &length);
+    std::string first_line(library, strcspn(library, "\n"));
+    std::printf("# mpi-bench  ranks: %d  library: %s\n", ranks, first_line.c_str());
+  }
+  long long wrong = 0;
+  for (const std::string& mode : options.modes) {
+    if (mode == "latency" || mode == "bw") {
+      if (ranks >= 2) run_p2p(options, mode, rank);
+    } else {
+      wrong += run_collective(options, mode, rank, ranks);
+    }
+  }
+  MPI_Finalize();
+  return wrong == 0 ? 0 : 1;
+}

@@ -1,0 +1,40 @@
+// rcc-bench's output: nccl-tests tables and OSU tables on stdout (rank 0), every row as JSON.
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace rccbench {
+
+struct Result {
+  double time_us = 0;  // average per iteration of the slowest rank
+  double algbw = 0;    // GB/s
+  double busbw = 0;    // GB/s
+  long long wrong = 0; // -1: not checked
+};
+
+struct Row {
+  std::string collective;
+  size_t bytes = 0;
+  size_t count = 0;
+  std::string type, redop;
+  int root = -1;
+  bool has_in_place = true;
+  Result out_of_place, in_place;
+  // Point-to-point modes fill these instead (OSU): latency in us, bandwidth in MB/s.
+  double latency_us = -1, bandwidth_mbs = -1;
+};
+
+void print_collective_header(std::FILE* out);
+void print_collective_row(std::FILE* out, const Row& row);
+void print_barrier_row(std::FILE* out, const Row& row);
+void print_p2p_header(std::FILE* out, const std::string& mode, int window);
+void print_p2p_row(std::FILE* out, const Row& row);
+
+// Writes {"meta": {...}, "rows": [...]}; meta is a list of key/value strings. False on I/O error.
+bool write_json(const std::string& path, const std::vector<std::pair<std::string, std::string>>& meta,
+                const std::vector<Row>& rows, std::string* error);
+
+}  // namespace rccbench

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets in tests/fuzz with clang (-fsanitize=fuzzer,address,undefined),
+# compiling only the few rcc sources they need, and runs each for a bounded time starting from
+# its committed seed corpus (tests/fuzz/corpus/<target>). Any crash, leak or sanitizer report
+# fails the target; the crashing input is kept in build-fuzz/artifacts/.
+#   RCC_FUZZ_SECONDS  per target (default 30)      RCC_FUZZ_TARGETS  names (default: all)
+#   scripts/fuzz.sh --make-corpus   regenerates the seed corpus from rcc's own encoders
+# Ends with "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out=$root/build-fuzz
+seconds=${RCC_FUZZ_SECONDS:-30}
+targets=${RCC_FUZZ_TARGETS:-frame verbs_wire unique_id}
+cxx=${CXX_FUZZ:-clang++}
+flags=(-std=c++20 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror -fsanitize=address,undefined
+       -fno-sanitize-recover=all -I"$root/include" -I"$root/src" -I"$root")
+
+# target -> the rcc sources it needs (core status/log/config are common to all).
+common=(src/core/status.cc src/core/log.cc src/core/config.cc)
+sources_of() {
+  case $1 in
+    frame) echo src/bootstrap/frame.cc ;;
+    verbs_wire) echo src/transport/verbs/wire.cc ;;
+    unique_id) echo src/bootstrap/job.cc src/bootstrap/socket_util.cc src/bootstrap/frame.cc \
+                 src/bootstrap/store_client.cc src/bootstrap/store_server.cc ;;
+  esac
+}
+
+mkdir -p "$out/obj" "$out/artifacts"
+compile() {  # SOURCE -> prints the object path
+  local src=$1 obj="$out/obj/$(echo "$1" | tr / _).o"
+  if [ ! -f "$obj" ] || [ "$root/$src" -nt "$obj" ]; then
+    "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$root/$src" -o "$obj" || return 1
+  fi
+  echo "$obj"
+}
+
+if [ "${1:-}" = --make-corpus ]; then
+  objs=()
+  for src in "${common[@]}" src/bootstrap/frame.cc src/transport/verbs/wire.cc $(sources_of unique_id); do
+    objs+=("$(compile "$src")") || exit 1
+  done
+  mapfile -t objs < <(printf '%s\n' "${objs[@]}" | sort -u)
+  mkdir -p tests/fuzz/corpus/{frame,verbs_wire,unique_id}
+  "$cxx" "${flags[@]}" tests/fuzz/make_corpus.cc "${objs[@]}" -lpthread -o "$out/make_corpus" && "$out/make_corpus" tests/fuzz/corpus
+  exit $?
+fi
+
+passed=0
+failed=0
+for target in $targets; do
+  echo "=== fuzz: $target (${seconds} s)"
+  objs=()
+  ok=1
+  for src in "${common[@]}" $(sources_of "$target"); do
+    obj=$(compile "$src") || { ok=0; break; }
+    objs+=("$obj")
+  done
+  if [ $ok = 1 ] && "$cxx" "${flags[@]}" -fsanitize=fuzzer "tests/fuzz/${target}_fuzz.cc" "${objs[@]}" -lpthread \
+      -o "$out/${target}_fuzz"; then
+    # New inputs go to the scratch corpus (first directory); the committed seeds are only read.
+    mkdir -p "$out/corpus/$target"
+    if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        "$out/${target}_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$out/artifacts/${target}-" "$out/corpus/$target" "tests/fuzz/corpus/$target" \
+        > "$out/$target.log" 2>&1; then
+      grep -E '^stat::number_of_executed_units|^Done' "$out/$target.log" | tail -2
+      echo "PASS $target"
+      passed=$((passed + 1))
+      continue
+    fi
+    tail -40 "$out/$target.log"
+  fi
+  echo "FAIL $target"
+  failed=$((failed + 1))
+done
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

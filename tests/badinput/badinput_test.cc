@@ -1,0 +1,304 @@
+// Bad input to every public function: one gtest per (function, bad argument). Each checks the
+// status AND that rcc_last_error() names the function and the argument, and that output
+// parameters are left alone. Communicators are real (size 1, made with rcc_get_unique_id and
+// rcc_comm_init_rank): one live, one aborted, and the handle of a destroyed one.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "rcc/rcc.h"
+
+namespace {
+
+rcc_comm_t g_live = nullptr;
+rcc_comm_t g_aborted = nullptr;
+rcc_comm_t g_destroyed = nullptr;  // a stale handle: destroyed after the other two were made
+
+rcc_status_t make_comm(rcc_comm_t* comm) {
+  rcc_unique_id_t id;
+  rcc_status_t status = rcc_get_unique_id(&id);
+  return status != RCC_SUCCESS ? status : rcc_comm_init_rank(comm, id, 0, 1);
+}
+
+class Communicators : public testing::Environment {
+ public:
+  void SetUp() override {
+    ASSERT_EQ(make_comm(&g_live), RCC_SUCCESS) << rcc_last_error();
+    ASSERT_EQ(make_comm(&g_aborted), RCC_SUCCESS) << rcc_last_error();
+    ASSERT_EQ(rcc_comm_abort(g_aborted), RCC_SUCCESS) << rcc_last_error();
+    // Made while the others live, so its address cannot be reused by them.
+    ASSERT_EQ(make_comm(&g_destroyed), RCC_SUCCESS) << rcc_last_error();
+    ASSERT_EQ(rcc_comm_destroy(g_destroyed), RCC_SUCCESS) << rcc_last_error();
+  }
+  void TearDown() override {
+    EXPECT_EQ(rcc_comm_destroy(g_aborted), RCC_SUCCESS) << rcc_last_error();
+    EXPECT_EQ(rcc_comm_destroy(g_live), RCC_SUCCESS) << rcc_last_error();
+  }
+};
+const testing::Environment* const g_environment = testing::AddGlobalTestEnvironment(new Communicators);
+
+const rcc_request_t kUntouched = reinterpret_cast<rcc_request_t>(uintptr_t{0x5a5a});
+
+// The arguments of any data-moving call; each case changes one of them.
+struct Args {
+  rcc_comm_t comm = nullptr;
+  const void* sendbuf = nullptr;
+  void* recvbuf = nullptr;
+  size_t count = 4;
+  rcc_datatype_t datatype = RCC_FLOAT32;
+  rcc_op_t op = RCC_SUM;
+  int rank = 0;  // root or peer
+  int tag = 0;
+  rcc_request_t* request = nullptr;
+};
+
+// A public function and which arguments it has.
+struct Function {
+  const char* name;
+  std::function<rcc_status_t(const Args&)> call;
+  std::vector<const char*> buffers;  // "sendbuf", "recvbuf" or "buf"
+  bool has_op = false;
+  const char* rank_name = nullptr;  // "root" or "peer"
+  bool has_tag = false;
+  bool nonblocking = false;
+};
+
+std::vector<Function> functions() {
+  using A = const Args&;
+  return {
+      {"rcc_send", [](A a) { return rcc_send(a.comm, a.sendbuf, a.count, a.datatype, a.rank, a.tag); }, {"buf"}, false, "peer", true},
+      {"rcc_recv", [](A a) { return rcc_recv(a.comm, a.recvbuf, a.count, a.datatype, a.rank, a.tag); }, {"buf"}, false, "peer", true},
+      {"rcc_isend", [](A a) { return rcc_isend(a.comm, a.sendbuf, a.count, a.datatype, a.rank, a.tag, a.request); }, {"buf"}, false, "peer", true, true},
+      {"rcc_irecv", [](A a) { return rcc_irecv(a.comm, a.recvbuf, a.count, a.datatype, a.rank, a.tag, a.request); }, {"buf"}, false, "peer", true, true},
+      {"rcc_allreduce", [](A a) { return rcc_allreduce(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.op); }, {"sendbuf", "recvbuf"}, true},
+      {"rcc_iallreduce", [](A a) { return rcc_iallreduce(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.op, a.request); }, {"sendbuf", "recvbuf"}, true, nullptr, false, true},
+      {"rcc_broadcast", [](A a) { return rcc_broadcast(a.comm, a.recvbuf, a.count, a.datatype, a.rank); }, {"buf"}, false, "root"},
+      {"rcc_ibroadcast", [](A a) { return rcc_ibroadcast(a.comm, a.recvbuf, a.count, a.datatype, a.rank, a.request); }, {"buf"}, false, "root", false, true},
+      {"rcc_reduce", [](A a) { return rcc_reduce(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.op, a.rank); }, {"sendbuf", "recvbuf"}, true, "root"},
+      {"rcc_ireduce", [](A a) { return rcc_ireduce(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.op, a.rank, a.request); }, {"sendbuf", "recvbuf"}, true, "root", false, true},
+      {"rcc_allgather", [](A a) { return rcc_allgather(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype); }, {"sendbuf", "recvbuf"}},
+      {"rcc_iallgather", [](A a) { return rcc_iallgather(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.request); }, {"sendbuf", "recvbuf"}, false, nullptr, false, true},
+      {"rcc_reduce_scatter", [](A a) { return rcc_reduce_scatter(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.op); }, {"sendbuf", "recvbuf"}, true},
+      {"rcc_ireduce_scatter", [](A a) { return rcc_ireduce_scatter(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.op, a.request); }, {"sendbuf", "recvbuf"}, true, nullptr, false, true},
+      {"rcc_alltoall", [](A a) { return rcc_alltoall(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype); }, {"sendbuf", "recvbuf"}},
+      {"rcc_ialltoall", [](A a) { return rcc_ialltoall(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.request); }, {"sendbuf", "recvbuf"}, false, nullptr, false, true},
+      {"rcc_gather", [](A a) { return rcc_gather(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.rank); }, {"sendbuf", "recvbuf"}, false, "root"},
+      {"rcc_igather", [](A a) { return rcc_igather(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.rank, a.request); }, {"sendbuf", "recvbuf"}, false, "root", false, true},
+      {"rcc_scatter", [](A a) { return rcc_scatter(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.rank); }, {"sendbuf", "recvbuf"}, false, "root"},
+      {"rcc_iscatter", [](A a) { return rcc_iscatter(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.rank, a.request); }, {"sendbuf", "recvbuf"}, false, "root", false, true},
+      {"rcc_barrier", [](A a) { return rcc_barrier(a.comm); }, {}},
+      {"rcc_ibarrier", [](A a) { return rcc_ibarrier(a.comm, a.request); }, {}, false, nullptr, false, true},
+  };
+}
+
+enum class CommKind { kLive, kNull, kAborted, kDestroyed };
+
+struct Case {
+  std::string name;  // gtest name: function_case
+  size_t function;   // index into functions()
+  CommKind comm = CommKind::kLive;
+  std::function<void(Args&)> change;  // the one bad argument
+  rcc_status_t expected = RCC_ERR_INVALID_ARGUMENT;
+  std::vector<std::string> mentions;  // besides the function name
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> all;
+  auto fns = functions();
+  for (size_t i = 0; i < fns.size(); ++i) {
+    const Function& f = fns[i];
+    auto add = [&](const std::string& what, CommKind comm, std::function<void(Args&)> change, rcc_status_t expected,
+                   std::vector<std::string> mentions) {
+      all.push_back({std::string(f.name) + "_" + what, i, comm, std::move(change), expected, std::move(mentions)});
+    };
+    auto none = [](Args&) {};
+    add("null_comm", CommKind::kNull, none, RCC_ERR_INVALID_ARGUMENT, {"comm is NULL"});
+    add("destroyed_comm", CommKind::kDestroyed, none, RCC_ERR_INVALID_USAGE, {"comm is not a live communicator"});
+    add("aborted_comm", CommKind::kAborted, none, RCC_ERR_ABORTED, {"aborted"});
+    for (std::string buffer : f.buffers) {
+      add("null_" + buffer, CommKind::kLive, [buffer](Args& a) {
+            if (buffer == "sendbuf") a.sendbuf = nullptr;
+            if (buffer == "recvbuf") a.recvbuf = nullptr;
+            if (buffer == "buf") a.sendbuf = a.recvbuf = nullptr;
+          }, RCC_ERR_INVALID_ARGUMENT, {buffer + " is NULL"});
+    }
+    if (!f.buffers.empty()) {
+      add("count_overflow", CommKind::kLive, [](Args& a) { a.count = std::numeric_limits<size_t>::max() / 2; },
+          RCC_ERR_INVALID_ARGUMENT, {"count", "overflows"});
+      add("datatype_too_big", CommKind::kLive, [](Args& a) { a.datatype = RCC_NUM_DATATYPES; },
+          RCC_ERR_INVALID_ARGUMENT, {"datatype 10"});
+      add("datatype_negative", CommKind::kLive, [](Args& a) { a.datatype = static_cast<rcc_datatype_t>(-1); },
+          RCC_ERR_INVALID_ARGUMENT, {"datatype -1"});
+    }
+    if (f.has_op) {
+      add("op_too_big", CommKind::kLive, [](Args& a) { a.op = RCC_NUM_OPS; }, RCC_ERR_INVALID_ARGUMENT, {"op 5"});
+      add("op_negative", CommKind::kLive, [](Args& a) { a.op = static_cast<rcc_op_t>(-3); }, RCC_ERR_INVALID_ARGUMENT,
+          {"op -3"});
+      add("avg_on_integers", CommKind::kLive, [](Args& a) { a.op = RCC_AVG, a.datatype = RCC_INT32; },
+          RCC_ERR_INVALID_ARGUMENT, {"RCC_AVG", "integer"});
+    }
+    if (f.rank_name != nullptr) {
+      const std::string rank = f.rank_name;
+      add(rank + "_negative", CommKind::kLive, [](Args& a) { a.rank = -1; }, RCC_ERR_INVALID_ARGUMENT,
+          {rank + " -1 is out of range"});
+      add(rank + "_too_big", CommKind::kLive, [](Args& a) { a.rank = 1; }, RCC_ERR_INVALID_ARGUMENT,
+          {rank + " 1 is out of range"});
+    }
+    if (f.has_tag) {
+      add("negative_tag", CommKind::kLive, [](Args& a) { a.tag = -5; }, RCC_ERR_INVALID_ARGUMENT, {"tag -5"});
+    }
+    if (f.nonblocking) {
+      add("null_request", CommKind::kLive, [](Args& a) { a.request = nullptr; }, RCC_ERR_INVALID_ARGUMENT,
+          {"request is NULL"});
+    }
+  }
+  return all;
+}
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+class BadCallTest : public testing::TestWithParam<Case> {};
+
+TEST_P(BadCallTest, FailsNamingTheArgument) {
+  const Case& c = GetParam();
+  const Function f = functions()[c.function];
+  std::vector<float> send(64, 1.0f), recv(64, 0.0f);
+  rcc_request_t request = kUntouched;
+  Args args;
+  args.sendbuf = send.data();
+  args.recvbuf = recv.data();
+  args.request = &request;
+  switch (c.comm) {
+    case CommKind::kLive: args.comm = g_live; break;
+    case CommKind::kNull: args.comm = nullptr; break;
+    case CommKind::kAborted: args.comm = g_aborted; break;
+    case CommKind::kDestroyed: args.comm = g_destroyed; break;
+  }
+  c.change(args);
+  rcc_status_t status = f.call(args);
+  const std::string message = rcc_last_error();
+  EXPECT_EQ(status, c.expected) << rcc_status_string(status) << ": " << message;
+  EXPECT_NE(message.find(f.name), std::string::npos) << "does not name the function: " << message;
+  for (const std::string& needle : c.mentions) {
+    EXPECT_NE(message.find(needle), std::string::npos) << "does not say '" << needle << "': " << message;
+  }
+  EXPECT_EQ(request, kUntouched) << "the request was written on failure";
+  EXPECT_EQ(recv, std::vector<float>(64, 0.0f)) << "the receive buffer was written on failure";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFunctions, BadCallTest, testing::ValuesIn(cases()),
+                         [](const testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+// ---- Functions outside the table ----
+
+void expect_error(rcc_status_t status, rcc_status_t expected, std::vector<std::string> mentions) {
+  const std::string message = rcc_last_error();
+  EXPECT_EQ(status, expected) << rcc_status_string(status) << ": " << message;
+  for (const std::string& needle : mentions) {
+    EXPECT_NE(message.find(needle), std::string::npos) << "does not say '" << needle << "': " << message;
+  }
+}
+
+TEST(CommQueries, NullComm) {
+  int value = -7;
+  const char* name = "untouched";
+  expect_error(rcc_comm_rank(nullptr, &value), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_rank", "comm is NULL"});
+  expect_error(rcc_comm_size(nullptr, &value), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_size", "comm is NULL"});
+  expect_error(rcc_comm_transport(nullptr, &name), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_transport", "comm is NULL"});
+  EXPECT_EQ(value, -7);
+  EXPECT_STREQ(name, "untouched");
+}
+
+TEST(CommQueries, NullOutputs) {
+  expect_error(rcc_comm_rank(g_live, nullptr), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_rank", "rank is NULL"});
+  expect_error(rcc_comm_size(g_live, nullptr), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_size", "size is NULL"});
+  expect_error(rcc_comm_transport(g_live, nullptr), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_transport", "name is NULL"});
+}
+
+TEST(CommQueries, DestroyedComm) {
+  int value = -7;
+  const char* name = "untouched";
+  expect_error(rcc_comm_rank(g_destroyed, &value), RCC_ERR_INVALID_USAGE, {"rcc_comm_rank", "not a live"});
+  expect_error(rcc_comm_size(g_destroyed, &value), RCC_ERR_INVALID_USAGE, {"rcc_comm_size", "not a live"});
+  expect_error(rcc_comm_transport(g_destroyed, &name), RCC_ERR_INVALID_USAGE, {"rcc_comm_transport", "not a live"});
+  EXPECT_EQ(value, -7);
+  EXPECT_STREQ(name, "untouched");
+}
+
+TEST(CommQueries, AbortedComm) {
+  int value = -7;
+  expect_error(rcc_comm_rank(g_aborted, &value), RCC_ERR_ABORTED, {"rcc_comm_rank", "aborted"});
+  expect_error(rcc_comm_size(g_aborted, &value), RCC_ERR_ABORTED, {"rcc_comm_size", "aborted"});
+  EXPECT_EQ(value, -7);
+}
+
+TEST(CommLifecycle, AbortAndDestroyNullOrDestroyed) {
+  expect_error(rcc_comm_abort(nullptr), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_abort", "comm is NULL"});
+  expect_error(rcc_comm_destroy(nullptr), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_destroy", "comm is NULL"});
+  expect_error(rcc_comm_abort(g_destroyed), RCC_ERR_INVALID_USAGE, {"rcc_comm_abort", "not a live"});
+  expect_error(rcc_comm_destroy(g_destroyed), RCC_ERR_INVALID_USAGE, {"rcc_comm_destroy", "not a live"});
+  EXPECT_EQ(rcc_comm_abort(g_aborted), RCC_SUCCESS) << "aborting twice is harmless: " << rcc_last_error();
+}
+
+TEST(CommInit, NullOutputs) {
+  expect_error(rcc_comm_init(nullptr), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_init", "comm is NULL"});
+  expect_error(rcc_get_unique_id(nullptr), RCC_ERR_INVALID_ARGUMENT, {"rcc_get_unique_id", "id is NULL"});
+  rcc_unique_id_t id{};
+  expect_error(rcc_comm_init_rank(nullptr, id, 0, 1), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_init_rank", "comm is NULL"});
+}
+
+TEST(CommInit, RankAndSizeOutOfRange) {
+  rcc_unique_id_t id{};
+  rcc_comm_t comm = nullptr;
+  expect_error(rcc_comm_init_rank(&comm, id, 0, 0), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_init_rank", "size 0"});
+  expect_error(rcc_comm_init_rank(&comm, id, -1, 2), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_init_rank", "rank -1"});
+  expect_error(rcc_comm_init_rank(&comm, id, 2, 2), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_init_rank", "rank 2"});
+  EXPECT_EQ(comm, nullptr);
+}
+
+TEST(CommInit, GarbageUniqueId) {
+  rcc_unique_id_t zeros{};
+  rcc_comm_t comm = nullptr;
+  expect_error(rcc_comm_init_rank(&comm, zeros, 0, 2), RCC_ERR_INVALID_ARGUMENT, {"unique id"});
+  rcc_unique_id_t corrupted;
+  ASSERT_EQ(rcc_get_unique_id(&corrupted), RCC_SUCCESS) << rcc_last_error();
+  corrupted.internal[20] ^= 0x40;
+  expect_error(rcc_comm_init_rank(&comm, corrupted, 0, 2), RCC_ERR_INVALID_ARGUMENT, {"unique id", "corrupted"});
+  EXPECT_EQ(comm, nullptr);
+}
+
+TEST(Requests, NullAndStaleRequests) {
+  int done = -1;
+  expect_error(rcc_test(nullptr, &done), RCC_ERR_INVALID_ARGUMENT, {"rcc_test", "request is NULL"});
+  expect_error(rcc_wait(nullptr), RCC_ERR_INVALID_ARGUMENT, {"rcc_wait", "request is NULL"});
+  EXPECT_EQ(done, -1);
+  // A real request, completed by rcc_wait, is then stale.
+  rcc_request_t request = nullptr;
+  ASSERT_EQ(rcc_ibarrier(g_live, &request), RCC_SUCCESS) << rcc_last_error();
+  expect_error(rcc_test(request, nullptr), RCC_ERR_INVALID_ARGUMENT, {"rcc_test", "done is NULL"});
+  ASSERT_EQ(rcc_wait(request), RCC_SUCCESS) << rcc_last_error();
+  expect_error(rcc_wait(request), RCC_ERR_INVALID_USAGE, {"rcc_wait", "not pending"});
+  expect_error(rcc_test(request, &done), RCC_ERR_INVALID_USAGE, {"rcc_test", "not pending"});
+  EXPECT_EQ(done, -1);
+}
+
+TEST(Status, OutOfRangeValues) {
+  EXPECT_EQ(rcc_datatype_size(RCC_NUM_DATATYPES), 0u);
+  EXPECT_EQ(rcc_datatype_size(static_cast<rcc_datatype_t>(-1)), 0u);
+  ASSERT_NE(rcc_status_string(static_cast<rcc_status_t>(999)), nullptr);
+  ASSERT_NE(rcc_status_string(static_cast<rcc_status_t>(-1)), nullptr);
+  ASSERT_NE(rcc_last_error(), nullptr);
+}
+
+// The live communicator still works after all of the above.
+TEST(Sanity, LiveCommStillWorks) {
+  float x = 2.5f, y = 0;
+  ASSERT_EQ(rcc_allreduce(g_live, &x, &y, 1, RCC_FLOAT32, RCC_SUM), RCC_SUCCESS) << rcc_last_error();
+  EXPECT_EQ(y, 2.5f);
+}
+
+}  // namespace

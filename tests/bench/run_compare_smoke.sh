@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# bench/compare with tiny sizes: it must finish with status 0 and write results.json/csv holding
+# rcc's allreduce and broadcast, whichever peers are installed (or with --peers none).
+# usage: run_compare_smoke.sh PYTHON COMPARE BUILD_DIR [compare flags...]
+set -u
+python=$1 compare=$2 build=$3
+shift 3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$python" "$compare" --ranks 2 --sizes 8:4K --factor 16 --iters 2 --warmup 1 --timeout 120 --no-plot \
+  --build "$build" --out "$work" "$@" || { echo "run_compare_smoke: compare failed"; exit 1; }
+"$python" - "$work" <<'PY' || exit 1
+import csv, json, os, sys
+out = sys.argv[1]
+data = json.load(open(os.path.join(out, "results.json")))
+mine = [r for r in data["results"] if r["library"] == "rcc"]
+missing = {"allreduce", "broadcast"} - {r["collective"] for r in mine}
+assert not missing, f"no rcc results for {missing}"
+assert all(r["wrong"] == 0 and r["time_us"] > 0 for r in mine), mine
+rows = list(csv.DictReader(open(os.path.join(out, "results.csv"))))
+assert len(rows) == len(data["results"]), "CSV and JSON disagree"
+print("compare smoke: libraries", data["meta"]["libraries"], "records", len(rows))
+PY

@@ -1,0 +1,196 @@
+// Kills one rank of a real job (tests/faults/victim.cc under rccrun) at a random point of a loop
+// of p2p or collective calls, over many seeds, and checks that every survivor reported the dead
+// rank within RCC_TIMEOUT, destroyed its communicator promptly and exited by itself; that rccrun
+// named the victim and exited non-zero; and that no process is left.
+//   RCC_FAULT_RANKS (default 3), RCC_FAULT_SEEDS (runs per case, default 3; at most 2 with
+//   RCC_TEST_QUICK), RCC_FAULT_SEED_BASE. Inherits RCC_TRANSPORT, so it runs on verbs in the VM.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "launch.h"
+
+namespace {
+
+int env_int(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::atoi(value) : fallback;
+}
+
+struct Case {
+  const char* name;  // gtest-friendly
+  const char* op;    // victim's OP
+  const char* algo;  // RCC_ALGO, or "" for the tuner's choice
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+class FaultTest : public testing::TestWithParam<Case> {};
+
+void run_one(const Case& c, int ranks, unsigned seed) {
+  const int victim = static_cast<int>(seed % static_cast<unsigned>(ranks));
+  const int timeout_s = env_int("RCC_TIMEOUT", 10);
+  const std::string marker = "rcc-fault-marker-" + std::to_string(getpid()) + "-" + c.name + "-" + std::to_string(seed);
+  std::vector<std::string> argv = {faults::required_env("RCC_TEST_RCCRUN"), "-n", std::to_string(ranks),
+                                   "--failure-grace", std::to_string(timeout_s + 5)};
+  if (*c.algo != '\0') {
+    argv.push_back("--env");
+    argv.push_back(std::string("RCC_ALGO=") + c.algo);
+  }
+  for (std::string a : {faults::required_env("RCC_TEST_VICTIM"), std::string(c.op), std::to_string(victim),
+                        std::to_string(seed), marker}) {
+    argv.push_back(a);
+  }
+  SCOPED_TRACE(std::string(c.name) + " seed " + std::to_string(seed) + " victim rank " + std::to_string(victim));
+  // Generous: init + the loop + detection + teardown; a hang shows up as timed_out.
+  faults::Outcome run = faults::run(argv, 3.0 * timeout_s + 30);
+  const std::string output = "stdout:\n" + run.out + "\nstderr:\n" + run.err;
+  ASSERT_FALSE(run.timed_out) << "the job hung; " << output;
+
+  // rccrun: non-zero, the first failure it names is the victim's SIGKILL.
+  EXPECT_EQ(run.status, 128 + 9) << output;
+  auto reports = faults::lines_starting(run.err, "rccrun: rank ");
+  ASSERT_FALSE(reports.empty()) << output;
+  EXPECT_EQ(reports[0].find("rccrun: rank " + std::to_string(victim) + " (host "), 0u) << output;
+  EXPECT_NE(reports[0].find("was killed by signal 9 (SIGKILL)"), std::string::npos) << output;
+  EXPECT_EQ(reports.size(), 1u) << "rccrun reported more than one death; " << output;
+  // The survivors exited by themselves: rccrun never had to signal them.
+  EXPECT_EQ(run.err.find("sending SIGTERM"), std::string::npos) << output;
+
+  auto victims = faults::lines_starting(run.out, "fault-victim ");
+  ASSERT_EQ(victims.size(), 1u) << output;
+  EXPECT_EQ(faults::field(victims[0], "rank"), std::to_string(victim)) << output;
+  const long long kill_ms = std::atoll(faults::field(victims[0], "kill_ms").c_str());
+
+  auto results = faults::lines_starting(run.out, "fault-result ");
+  EXPECT_EQ(results.size(), static_cast<size_t>(ranks - 1)) << output;
+  for (const std::string& line : results) {
+    const std::string status = faults::field(line, "status");
+    EXPECT_TRUE(status == "RCC_ERR_PEER_FAILED" || status == "RCC_ERR_TIMEOUT") << line;
+    EXPECT_EQ(faults::field(line, "named_victim"), "1") << "the error does not name rank " << victim << ": " << line;
+    const long long latency = std::atoll(faults::field(line, "error_ms").c_str()) - kill_ms;
+    EXPECT_LE(latency, timeout_s * 1000LL + 2000) << "reported " << latency << " ms after the kill: " << line;
+    EXPECT_EQ(faults::field(line, "destroy_status"), "RCC_SUCCESS") << line;
+    EXPECT_LT(std::atoll(faults::field(line, "destroy_ms").c_str()), 3000) << line;
+  }
+  EXPECT_FALSE(faults::processes_left(marker)) << "processes of " << marker << " survived";
+}
+
+TEST_P(FaultTest, SurvivorsReportTheDeadRank) {
+  const int ranks = env_int("RCC_FAULT_RANKS", 3);
+  int seeds = env_int("RCC_FAULT_SEEDS", 3);
+  // The soft-RDMA VM (scripts/vm-tests.sh sets RCC_TEST_QUICK) is slow: fewer runs there.
+  if (std::getenv("RCC_TEST_QUICK") != nullptr && seeds > 2) seeds = 2;
+  const unsigned base = static_cast<unsigned>(env_int("RCC_FAULT_SEED_BASE", 1));
+  for (unsigned seed = base; seed < base + static_cast<unsigned>(seeds); ++seed) {
+    run_one(GetParam(), ranks, seed);
+    if (HasFatalFailure()) return;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, FaultTest,
+                         testing::Values(Case{"p2p", "p2p", ""}, Case{"allreduce_ring", "allreduce", "allreduce:ring"},
+                                         Case{"allreduce_tree", "allreduce", "allreduce:tree"},
+                                         Case{"allreduce_rd", "allreduce", "allreduce:recursive_doubling"},
+                                         Case{"broadcast_tree", "broadcast", "broadcast:tree"},
+                                         Case{"broadcast_pipeline", "broadcast", "broadcast:pipeline"},
+                                         Case{"barrier", "barrier", ""}, Case{"allgather", "allgather", ""},
+                                         Case{"alltoall", "alltoall", ""}),
+                         [](const testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+// rcc_comm_abort from another thread ends a blocked receive at once; later calls fail with
+// RCC_ERR_ABORTED; destroy returns promptly (checked inside the victim program).
+TEST(AbortTest, AbortEndsBlockedReceive) {
+  const std::string marker = "rcc-fault-marker-" + std::to_string(getpid()) + "-abort";
+  faults::Outcome run = faults::run({faults::required_env("RCC_TEST_RCCRUN"), "-n", "2",
+                                     faults::required_env("RCC_TEST_VICTIM"), "abort", marker},
+                                    60);
+  ASSERT_FALSE(run.timed_out) << run.out << run.err;
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  auto results = faults::lines_starting(run.out, "abort-result ");
+  EXPECT_EQ(results.size(), 2u) << run.out << run.err;
+  for (const std::string& line : results) EXPECT_EQ(faults::field(line, "failures"), "0") << line;
+  EXPECT_FALSE(faults::processes_left(marker));
+}
+
+}  // namespace
+
+namespace {
+
+// rccrun's grace period after a failure, with plain shell ranks (no rcc involved).
+faults::Outcome run_shell_job(const std::string& grace, const std::string& script, const std::string& marker) {
+  return faults::run({faults::required_env("RCC_TEST_RCCRUN"), "-n", "3", "--failure-grace", grace, "/bin/sh", "-c",
+                      script, marker},
+                     60);
+}
+
+TEST(FailureGraceTest, SurvivorsThatExitByThemselvesAreNotSignalled) {
+  const std::string marker = "rcc-fault-marker-" + std::to_string(getpid()) + "-selfexit";
+  // Rank 1 dies; the others exit (status 9) by themselves within the grace, as rcc ranks would.
+  faults::Outcome run = run_shell_job(
+      "10", "trap 'echo got-term; exit 1' TERM; if [ \"$RCC_RANK\" = 1 ]; then sleep 0.3; kill -9 $$; fi; sleep 1; exit 9",
+      marker);
+  ASSERT_FALSE(run.timed_out) << run.err;
+  EXPECT_EQ(run.status, 137) << run.err;
+  EXPECT_NE(run.err.find("rccrun: rank 1 (host localhost, pid "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("was killed by signal 9 (SIGKILL)"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out.find("got-term"), std::string::npos) << run.out;
+  EXPECT_EQ(faults::lines_starting(run.err, "rccrun: rank ").size(), 1u) << run.err;
+  EXPECT_LT(run.seconds, 5);
+  EXPECT_FALSE(faults::processes_left(marker));
+}
+
+TEST(FailureGraceTest, StragglersGetSigtermAfterTheGrace) {
+  const std::string marker = "rcc-fault-marker-" + std::to_string(getpid()) + "-straggler";
+  faults::Outcome run = run_shell_job(
+      "1.5", "trap 'echo got-term; exit 1' TERM; if [ \"$RCC_RANK\" = 0 ]; then exit 4; fi; while :; do sleep 0.1; done",
+      marker);
+  ASSERT_FALSE(run.timed_out) << run.err;
+  EXPECT_EQ(run.status, 4) << run.err;
+  EXPECT_NE(run.err.find("rccrun: rank 0 (host localhost, pid "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("exited with status 4"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("still running 1.5 s after the failure; sending SIGTERM"), std::string::npos) << run.err;
+  EXPECT_EQ(faults::lines_starting(run.out, "got-term").size(), 2u) << run.out;
+  EXPECT_GE(run.seconds, 1.4);
+  EXPECT_LT(run.seconds, 6);
+  EXPECT_FALSE(faults::processes_left(marker));
+}
+
+TEST(FailureGraceTest, ZeroGraceStopsAtOnceAndBadValuesAreRefused) {
+  const std::string marker = "rcc-fault-marker-" + std::to_string(getpid()) + "-zero";
+  faults::Outcome run = run_shell_job("0", "trap '' TERM; if [ \"$RCC_RANK\" = 2 ]; then exit 6; fi; sleep 60", marker);
+  EXPECT_EQ(run.status, 6) << run.err;
+  EXPECT_NE(run.err.find("sending SIGKILL"), std::string::npos) << run.err;  // they ignored SIGTERM
+  EXPECT_LT(run.seconds, 8);
+  EXPECT_FALSE(faults::processes_left(marker));
+  for (const char* bad : {"-1", "soon", ""}) {
+    faults::Outcome refused = faults::run({faults::required_env("RCC_TEST_RCCRUN"), "-n", "1", "--failure-grace", bad, "true"}, 30);
+    EXPECT_EQ(refused.status, 2) << bad;
+    EXPECT_NE(refused.err.find("--failure-grace: '" + std::string(bad) + "'"), std::string::npos) << refused.err;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// The rendezvous store under attack during a real job (tests/faults/stranger_rank.cc).
+TEST(RendezvousStrangerTest, JobCompletesWhileStrangersAttackTheStore) {
+  const std::string marker = "rcc-fault-marker-" + std::to_string(getpid()) + "-stranger";
+  faults::Outcome run = faults::run({faults::required_env("RCC_TEST_RCCRUN"), "-n", "3",
+                                     faults::required_env("RCC_TEST_STRANGER"), marker},
+                                    90);
+  ASSERT_FALSE(run.timed_out) << run.out << run.err;
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_EQ(faults::lines_starting(run.out, "stranger-job rank=").size(), 3u) << run.out << run.err;
+  // The store saw the wrong secret (so the attack did reach it) and said so.
+  EXPECT_NE(run.err.find("wrong job secret"), std::string::npos) << run.err;
+  // Stalled strangers must not hold the job up until some timeout.
+  EXPECT_LT(run.seconds, 15) << run.err;
+  EXPECT_FALSE(faults::processes_left(marker));
+}
+
+}  // namespace

@@ -1,0 +1,215 @@
+// Fault-injection rank program, run under rccrun by fault_driver_test.cc.
+//
+//   victim OP VICTIM_RANK SEED [MARKER]
+//
+// Every rank loops over OP (p2p, allreduce, broadcast, barrier, allgather, alltoall; RCC_ALGO
+// picks the algorithm). Rank VICTIM_RANK kills itself with SIGKILL at an iteration drawn from SEED
+// (sometimes before the call, sometimes in the middle of a nonblocking one). The survivors must get
+// RCC_ERR_PEER_FAILED (or RCC_ERR_TIMEOUT at worst) naming the victim, then destroy the
+// communicator promptly. Each survivor prints one line
+//   fault-result rank=R status=NAME named_victim=0|1 error_ms=T destroy_ms=D destroy_status=NAME
+// and the victim prints "fault-victim rank=R iteration=I kill_ms=T" just before dying (times are
+// CLOCK_REALTIME milliseconds, so the driver can compare them across processes).
+//
+//   victim abort
+//
+// instead checks rcc_comm_abort from another thread: a blocked rcc_recv must return
+// RCC_ERR_ABORTED at once, later calls too, and rcc_comm_destroy must return promptly.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rcc/rcc.h"
+
+namespace {
+
+// Exit codes the driver checks.
+constexpr int kSurvivorOk = 3;           // got the error, it named the victim, destroy was fine
+constexpr int kSurvivorWrongError = 4;   // an error, but not naming the victim (or an unexpected status)
+constexpr int kSurvivorNoError = 5;      // ran out of iterations without noticing the death
+constexpr int kSurvivorBadDestroy = 6;   // rcc_comm_destroy failed
+constexpr int kUsage = 2;
+
+long long now_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+// Unbuffered, so the line is out before a SIGKILL.
+void say(const std::string& line) {
+  std::string text = line + "\n";
+  ssize_t ignored = write(STDOUT_FILENO, text.data(), text.size());
+  (void)ignored;
+}
+
+// Whether message mentions "rank R" as a whole number (rank 1 must not match rank 10).
+bool names_rank(const std::string& message, int rank) {
+  const std::string needle = "rank " + std::to_string(rank);
+  for (size_t at = message.find(needle); at != std::string::npos; at = message.find(needle, at + 1)) {
+    size_t end = at + needle.size();
+    if (end == message.size() || !std::isdigit(static_cast<unsigned char>(message[end]))) return true;
+  }
+  return false;
+}
+
+[[noreturn]] void die_now(int rank, long iteration) {
+  say("fault-victim rank=" + std::to_string(rank) + " iteration=" + std::to_string(iteration) +
+      " kill_ms=" + std::to_string(now_ms()));
+  kill(getpid(), SIGKILL);
+  for (;;) pause();
+}
+
+// One iteration of op; when die_mid_call, the victim starts a nonblocking form and dies inside it.
+rcc_status_t run_once(const std::string& op, rcc_comm_t comm, int rank, int size, long iteration, bool die_mid_call,
+                      int mid_call_delay_us, std::vector<float>& a, std::vector<float>& b) {
+  const size_t count = a.size() / static_cast<size_t>(size);
+  rcc_request_t request = nullptr;
+  rcc_status_t status = RCC_SUCCESS;
+  if (op == "p2p") {
+    // A ring exchange: send right, receive from the left.
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    rcc_request_t recv = nullptr;
+    status = rcc_irecv(comm, b.data(), count, RCC_FLOAT32, left, 5, &recv);
+    if (status != RCC_SUCCESS) return status;
+    status = rcc_isend(comm, a.data(), count, RCC_FLOAT32, right, 5, &request);
+    if (status != RCC_SUCCESS) return status;
+    if (die_mid_call) {
+      std::this_thread::sleep_for(std::chrono::microseconds(mid_call_delay_us));
+      die_now(rank, iteration);
+    }
+    rcc_status_t sent = rcc_wait(request);
+    rcc_status_t received = rcc_wait(recv);
+    return sent != RCC_SUCCESS ? sent : received;
+  }
+  if (op == "allreduce") {
+    status = rcc_iallreduce(comm, a.data(), b.data(), a.size(), RCC_FLOAT32, RCC_SUM, &request);
+  } else if (op == "broadcast") {
+    status = rcc_ibroadcast(comm, a.data(), a.size(), RCC_FLOAT32, static_cast<int>(iteration % size), &request);
+  } else if (op == "barrier") {
+    status = rcc_ibarrier(comm, &request);
+  } else if (op == "allgather") {
+    status = rcc_iallgather(comm, a.data(), b.data(), count, RCC_FLOAT32, &request);
+  } else if (op == "alltoall") {
+    status = rcc_ialltoall(comm, a.data(), b.data(), count, RCC_FLOAT32, &request);
+  } else {
+    std::fprintf(stderr, "victim: unknown op '%s'\n", op.c_str());
+    std::exit(kUsage);
+  }
+  if (status != RCC_SUCCESS) return status;
+  if (die_mid_call) {
+    std::this_thread::sleep_for(std::chrono::microseconds(mid_call_delay_us));
+    die_now(rank, iteration);
+  }
+  return rcc_wait(request);
+}
+
+int run_abort_check(rcc_comm_t comm, int rank, int size) {
+  int failures = 0;
+  auto check = [&](bool ok, const std::string& what) {
+    if (!ok) {
+      std::fprintf(stderr, "abort-check rank %d: FAILED: %s (last error: %s)\n", rank, what.c_str(), rcc_last_error());
+      ++failures;
+    }
+  };
+  std::atomic<long long> aborted_at{0};
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    aborted_at = now_ms();
+    rcc_status_t status = rcc_comm_abort(comm);
+    if (status != RCC_SUCCESS) std::fprintf(stderr, "rcc_comm_abort: %s\n", rcc_last_error());
+  });
+  // Nobody sends this message: only the abort can end the receive.
+  int value = 0;
+  rcc_status_t status = rcc_recv(comm, &value, 1, RCC_INT32, (rank + 1) % size, 77);
+  const long long returned_at = now_ms();
+  aborter.join();
+  check(status == RCC_ERR_ABORTED, std::string("blocked rcc_recv returned ") + rcc_status_string(status));
+  check(returned_at - aborted_at.load() < 1000,
+        "rcc_recv returned " + std::to_string(returned_at - aborted_at.load()) + " ms after the abort");
+  check(rcc_comm_abort(comm) == RCC_SUCCESS, "a second rcc_comm_abort failed");
+  check(rcc_send(comm, &value, 1, RCC_INT32, 0, 1) == RCC_ERR_ABORTED, "rcc_send after abort");
+  check(rcc_barrier(comm) == RCC_ERR_ABORTED, "rcc_barrier after abort");
+  float x = 1;
+  check(rcc_allreduce(comm, &x, &x, 1, RCC_FLOAT32, RCC_SUM) == RCC_ERR_ABORTED, "rcc_allreduce after abort");
+  rcc_request_t request = nullptr;
+  check(rcc_irecv(comm, &value, 1, RCC_INT32, 0, 1, &request) == RCC_ERR_ABORTED && request == nullptr,
+        "rcc_irecv after abort");
+  const long long destroy_start = now_ms();
+  status = rcc_comm_destroy(comm);
+  const long long destroy_ms = now_ms() - destroy_start;
+  check(status == RCC_SUCCESS, std::string("rcc_comm_destroy after abort: ") + rcc_status_string(status));
+  check(destroy_ms < 2000, "rcc_comm_destroy after abort took " + std::to_string(destroy_ms) + " ms");
+  say("abort-result rank=" + std::to_string(rank) + " failures=" + std::to_string(failures) +
+      " recv_return_ms=" + std::to_string(returned_at - aborted_at.load()) + " destroy_ms=" + std::to_string(destroy_ms));
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || (std::string(argv[1]) != "abort" && argc < 4)) {
+    std::fprintf(stderr, "usage: victim OP VICTIM_RANK SEED [MARKER] | victim abort\n");
+    return kUsage;
+  }
+  const std::string op = argv[1];
+  rcc_comm_t comm = nullptr;
+  if (rcc_comm_init(&comm) != RCC_SUCCESS) {
+    std::fprintf(stderr, "victim: rcc_comm_init: %s\n", rcc_last_error());
+    return kUsage;
+  }
+  int rank = 0, size = 0;
+  rcc_comm_rank(comm, &rank);
+  rcc_comm_size(comm, &size);
+  if (op == "abort") return run_abort_check(comm, rank, size);
+
+  const int victim = std::atoi(argv[2]);
+  const unsigned seed = static_cast<unsigned>(std::strtoul(argv[3], nullptr, 10));
+  if (victim < 0 || victim >= size) {
+    std::fprintf(stderr, "victim: VICTIM_RANK %d is not a rank of %d\n", victim, size);
+    return kUsage;
+  }
+  // Every rank draws the same values; only the victim acts on them.
+  std::mt19937 random(seed);
+  const long kill_at = static_cast<long>(random() % 60);
+  const bool die_mid_call = random() % 2 == 1;
+  const int mid_call_delay_us = static_cast<int>(random() % 2000);
+  // Sizes vary with the seed too, so both eager and larger transfers are cut short.
+  const size_t per_rank = size_t{1} << (random() % 15);
+  std::vector<float> a(per_rank * static_cast<size_t>(size), 1.0f), b(a.size(), 0.0f);
+
+  rcc_status_t status = RCC_SUCCESS;
+  long iteration = 0;
+  const long max_iterations = kill_at + 100000;
+  for (; iteration < max_iterations; ++iteration) {
+    if (rank == victim && iteration == kill_at && !die_mid_call) die_now(rank, iteration);
+    status = run_once(op, comm, rank, size, iteration, rank == victim && iteration == kill_at && die_mid_call,
+                      mid_call_delay_us, a, b);
+    if (status != RCC_SUCCESS) break;
+  }
+  const long long error_ms = now_ms();
+  const std::string message = status == RCC_SUCCESS ? "" : rcc_last_error();
+  const bool expected_status = status == RCC_ERR_PEER_FAILED || status == RCC_ERR_TIMEOUT;
+  const bool named = names_rank(message, victim);
+
+  const long long destroy_start = now_ms();
+  rcc_status_t destroyed = rcc_comm_destroy(comm);
+  const long long destroy_ms = now_ms() - destroy_start;
+  say("fault-result rank=" + std::to_string(rank) + " status=" + rcc_status_string(status) +
+      " named_victim=" + std::to_string(named ? 1 : 0) + " iteration=" + std::to_string(iteration) +
+      " error_ms=" + std::to_string(error_ms) + " destroy_ms=" + std::to_string(destroy_ms) +
+      " destroy_status=" + rcc_status_string(destroyed) + " message=" + message);
+  if (status == RCC_SUCCESS) return kSurvivorNoError;
+  if (!expected_status || !named) return kSurvivorWrongError;
+  if (destroyed != RCC_SUCCESS) return kSurvivorBadDestroy;
+  return kSurvivorOk;
+}
