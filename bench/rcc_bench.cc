@@ -92,17 +92,20 @@ class Bench {
       if (result.wrong > 0) any_wrong_ = true;
     }
     if (status == RCC_SUCCESS) status = broadcast_from_root(world_, &go_on, sizeof go_on);
-    if (status != RCC_SUCCESS) {
-      std::fprintf(stderr, "rcc-bench: rank %d: exchanging results failed: %s: %s\n", world_.rank,
-                   rcc_status_string(status), rcc_last_error());
-      return false;
-    }
+    if (status != RCC_SUCCESS) fail_fast("exchanging results with rank 0", status, sizeof mine);
     return go_on != 0;
   }
 
-  void report_failure(const char* what, rcc_status_t status, size_t bytes) {
+  // A failed call leaves peers blocked inside the same collective until RCC_TIMEOUT, and each
+  // later exchange would wait that long again: report, abort, exit at once; rccrun then stops the
+  // other ranks and returns this status.
+  [[noreturn]] void fail_fast(const char* what, rcc_status_t status, size_t bytes) {
     std::fprintf(stderr, "rcc-bench: rank %d: %s (%zu bytes) failed: %s: %s\n", world_.rank, what, bytes,
                  rcc_status_string(status), rcc_last_error());
+    std::fflush(stdout);
+    std::fflush(stderr);
+    rcc_comm_abort(world_.comm);
+    std::_Exit(1);
   }
 
   void progress(const std::string& name, size_t bytes, size_t index, size_t total) {
@@ -127,10 +130,7 @@ class Bench {
     const double start = now_seconds();
     for (int i = 0; i < options_.iters && status == RCC_SUCCESS; ++i) status = runner.run(shape, in_place);
     mine.value = (now_seconds() - start) * 1e6 / options_.iters;
-    if (status != RCC_SUCCESS) {
-      report_failure(("rcc_" + runner.name()).c_str(), status, shape.bytes);
-      mine.failed = 1;
-    }
+    if (status != RCC_SUCCESS) fail_fast(("rcc_" + runner.name()).c_str(), status, shape.bytes);
     return mine;
   }
 
@@ -203,10 +203,7 @@ class Bench {
     const double start = now_seconds();
     for (int i = 0; i < options_.iters && status == RCC_SUCCESS; ++i) status = rcc_barrier(world_.comm);
     mine.value = (now_seconds() - start) * 1e6 / options_.iters;
-    if (status != RCC_SUCCESS) {
-      report_failure("rcc_barrier", status, 0);
-      mine.failed = 1;
-    }
+    if (status != RCC_SUCCESS) fail_fast("rcc_barrier", status, 0);
     RankReport combined;
     if (!combine(mine, &combined)) return false;
     Row row;
@@ -250,7 +247,7 @@ class Bench {
       const size_t bytes = sizes[i];
       const int window = window_for(bytes);
       progress(mode, bytes, i, sizes.size());
-      if (mode == "bw" && window != window_for(sizes.front()) && world_.rank == 0) {
+      if (mode == "bw" && i > 0 && window != window_for(sizes[i - 1]) && world_.rank == 0) {
         std::printf("# window %d from here on (receive buffers are capped at 1 GiB)\n", window);
       }
       // OSU's counts (more for small messages), capped at about 1 GiB moved per size.
@@ -269,10 +266,7 @@ class Bench {
       RankReport mine;
       mine.value = measured.value;
       mine.wrong = options_.check ? measured.wrong : 0;
-      if (status != RCC_SUCCESS) {
-        report_failure(mode == "latency" ? "latency ping-pong" : "bandwidth window", status, bytes);
-        mine.failed = 1;
-      }
+      if (status != RCC_SUCCESS) fail_fast(mode == "latency" ? "latency ping-pong" : "bandwidth window", status, bytes);
       RankReport combined;
       if (!combine(mine, &combined)) return false;
       Row row;

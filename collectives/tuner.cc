@@ -70,10 +70,18 @@ std::string algorithms_of(Kind kind) {
 
 double log2_ceil(int ranks) { return ranks <= 1 ? 0.0 : std::ceil(std::log2(static_cast<double>(ranks))); }
 
-// Pipelined over S segments of n/S: (steps + S - 1) segment times.
-double pipelined(double steps, double bytes) {
-  const double segments = std::max(1.0, std::ceil(bytes / static_cast<double>(kSegmentBytes)));
+double segments_of(double bytes) { return std::max(1.0, std::ceil(bytes / static_cast<double>(kSegmentBytes))); }
+
+// A chain pipelined over S segments: (steps + S - 1) segment times.
+double pipelined_chain(double steps, double bytes) {
+  const double segments = segments_of(bytes);
   return (steps + segments - 1) * (kAlpha + bytes / segments / kBandwidth);
+}
+
+// A binomial tree pipelined over S segments: the pipeline is lg + S - 1 steps deep, but the root
+// sends (or receives) every byte lg times, which bounds the bandwidth term.
+double pipelined_binomial(double lg, double bytes) {
+  return (lg + segments_of(bytes) - 1) * kAlpha + lg * bytes / kBandwidth;
 }
 
 // Parsed RCC_ALGO: one optional forced algorithm per collective.
@@ -154,7 +162,7 @@ double estimate_seconds(Kind kind, Algorithm algorithm, size_t bytes, int ranks)
           // 2(P-1) steps of n/P; the reduce-scatter half also reduces (P-1)/P of the data.
           return 2 * (p - 1) * (kAlpha + n / p / kBandwidth) + (p - 1) / p * reduce_time;
         case Algorithm::kTree:
-          return 2 * pipelined(lg, n) + lg * reduce_time / std::max(1.0, n / kSegmentBytes);
+          return 2 * pipelined_binomial(lg, n) + lg * reduce_time;
         case Algorithm::kRecursiveDoubling: {
           const bool power_of_two = (ranks & (ranks - 1)) == 0;
           const double steps = lg + (power_of_two ? 0 : 1);  // the fold, before and after
@@ -164,10 +172,10 @@ double estimate_seconds(Kind kind, Algorithm algorithm, size_t bytes, int ranks)
       }
       break;
     case Kind::kBroadcast:
-      if (algorithm == Algorithm::kTree) return pipelined(lg, n) * (lg > 1 ? 1.5 : 1.0);  // roots send lg times
-      if (algorithm == Algorithm::kPipeline) return pipelined(p - 1, n);
+      if (algorithm == Algorithm::kTree) return pipelined_binomial(lg, n);
+      if (algorithm == Algorithm::kPipeline) return pipelined_chain(p - 1, n);
       break;
-    case Kind::kReduce: return pipelined(lg, n) + reduce_time;
+    case Kind::kReduce: return pipelined_binomial(lg, n) + lg * reduce_time;
     case Kind::kAllgather:
     case Kind::kReduceScatter: return (p - 1) * (kAlpha + n / kBandwidth);
     case Kind::kAlltoall:

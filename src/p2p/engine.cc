@@ -67,7 +67,11 @@ struct Engine::PeerState {
 };
 
 Engine::Engine(std::unique_ptr<transport::Transport> transport, int rank, int size)
-    : transport_(std::move(transport)), rank_(rank), size_(size), peers_(size) {}
+    : transport_(std::move(transport)),
+      registrations_(std::make_unique<RegistrationCache>(*transport_)),
+      rank_(rank),
+      size_(size),
+      peers_(size) {}
 
 Engine::~Engine() {
   for (Request* request : requests_) delete request;
@@ -272,7 +276,7 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
     }
     complete(request, RCC_SUCCESS);  // the payload has been copied out of the caller's buffer
   } else {
-    Status status = transport_->register_memory(request->buffer, bytes, &request->memory);
+    Status status = registrations_->acquire(request->buffer, bytes, &request->memory);
     if (status == RCC_SUCCESS) {
       header.type = SlotType::kRts;
       status = post_slot_message(peer, header, nullptr, 0);
@@ -408,7 +412,7 @@ Status Engine::send_cts(Request* receive, const Unexpected& rts) {
     return post_slot_message(peer, cts, nullptr, 0);
   }
   std::vector<uint8_t> key;
-  RCC_RETURN_IF_ERROR(transport_->register_memory(receive->buffer, length, &receive->memory));
+  RCC_RETURN_IF_ERROR(registrations_->acquire(receive->buffer, length, &receive->memory));
   RCC_RETURN_IF_ERROR(transport_->pack_key(*receive->memory, &key));
   if (key.size() > eager_limit_) return fail(RCC_ERR_INTERNAL, "a remote key of %zu bytes does not fit a slot", key.size());
   cts.length = length;

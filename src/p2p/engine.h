@@ -20,6 +20,7 @@
 
 #include "bootstrap/store.h"
 #include "core/status.h"
+#include "p2p/registration_cache.h"
 #include "p2p/wire.h"
 #include "transport/transport.h"
 
@@ -65,6 +66,12 @@ class Engine {
   int rank() const { return rank_; }
   int size() const { return size_; }
   const char* transport_name() const { return transport_->name(); }
+  // For tests and logs: the registration cache's counters.
+  uint64_t registration_hits() { std::lock_guard<std::mutex> g(mutex_); return registrations_->hits(); }
+  uint64_t registration_invalidations() {
+    std::lock_guard<std::mutex> g(mutex_);
+    return registrations_->invalidations();
+  }
 
  private:
   struct PeerState;
@@ -100,6 +107,7 @@ class Engine {
 
   std::mutex mutex_;
   std::unique_ptr<transport::Transport> transport_;
+  std::unique_ptr<RegistrationCache> registrations_;  // before the areas: destroyed after them
   int rank_;
   int size_;
   size_t eager_limit_;
@@ -143,7 +151,7 @@ struct Request {
   bool write_posted = false;
   Status status = RCC_SUCCESS;
   std::string error;
-  std::unique_ptr<transport::Memory> memory;  // registration of a large buffer
+  std::shared_ptr<transport::Memory> memory;  // registration of a large buffer (from the cache)
   std::unique_ptr<transport::RemoteKey> remote_key;
 };
 

@@ -49,8 +49,12 @@ struct Args {
   const void* sendbuf = nullptr;
   void* recvbuf = nullptr;
   size_t count = 4;
-  rcc_datatype_t datatype = RCC_FLOAT32;
-  rcc_op_t op = RCC_SUM;
+  // Held as int: a C caller may pass any int, but a C++ enum object must not hold an
+  // out-of-range value (UBSan -fsanitize=enum); converted only at the call.
+  int datatype_value = RCC_FLOAT32;
+  int op_value = RCC_SUM;
+  rcc_datatype_t datatype() const { return static_cast<rcc_datatype_t>(datatype_value); }
+  rcc_op_t op() const { return static_cast<rcc_op_t>(op_value); }
   int rank = 0;  // root or peer
   int tag = 0;
   rcc_request_t* request = nullptr;
@@ -70,26 +74,26 @@ struct Function {
 std::vector<Function> functions() {
   using A = const Args&;
   return {
-      {"rcc_send", [](A a) { return rcc_send(a.comm, a.sendbuf, a.count, a.datatype, a.rank, a.tag); }, {"buf"}, false, "peer", true},
-      {"rcc_recv", [](A a) { return rcc_recv(a.comm, a.recvbuf, a.count, a.datatype, a.rank, a.tag); }, {"buf"}, false, "peer", true},
-      {"rcc_isend", [](A a) { return rcc_isend(a.comm, a.sendbuf, a.count, a.datatype, a.rank, a.tag, a.request); }, {"buf"}, false, "peer", true, true},
-      {"rcc_irecv", [](A a) { return rcc_irecv(a.comm, a.recvbuf, a.count, a.datatype, a.rank, a.tag, a.request); }, {"buf"}, false, "peer", true, true},
-      {"rcc_allreduce", [](A a) { return rcc_allreduce(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.op); }, {"sendbuf", "recvbuf"}, true},
-      {"rcc_iallreduce", [](A a) { return rcc_iallreduce(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.op, a.request); }, {"sendbuf", "recvbuf"}, true, nullptr, false, true},
-      {"rcc_broadcast", [](A a) { return rcc_broadcast(a.comm, a.recvbuf, a.count, a.datatype, a.rank); }, {"buf"}, false, "root"},
-      {"rcc_ibroadcast", [](A a) { return rcc_ibroadcast(a.comm, a.recvbuf, a.count, a.datatype, a.rank, a.request); }, {"buf"}, false, "root", false, true},
-      {"rcc_reduce", [](A a) { return rcc_reduce(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.op, a.rank); }, {"sendbuf", "recvbuf"}, true, "root"},
-      {"rcc_ireduce", [](A a) { return rcc_ireduce(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.op, a.rank, a.request); }, {"sendbuf", "recvbuf"}, true, "root", false, true},
-      {"rcc_allgather", [](A a) { return rcc_allgather(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype); }, {"sendbuf", "recvbuf"}},
-      {"rcc_iallgather", [](A a) { return rcc_iallgather(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.request); }, {"sendbuf", "recvbuf"}, false, nullptr, false, true},
-      {"rcc_reduce_scatter", [](A a) { return rcc_reduce_scatter(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.op); }, {"sendbuf", "recvbuf"}, true},
-      {"rcc_ireduce_scatter", [](A a) { return rcc_ireduce_scatter(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.op, a.request); }, {"sendbuf", "recvbuf"}, true, nullptr, false, true},
-      {"rcc_alltoall", [](A a) { return rcc_alltoall(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype); }, {"sendbuf", "recvbuf"}},
-      {"rcc_ialltoall", [](A a) { return rcc_ialltoall(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.request); }, {"sendbuf", "recvbuf"}, false, nullptr, false, true},
-      {"rcc_gather", [](A a) { return rcc_gather(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.rank); }, {"sendbuf", "recvbuf"}, false, "root"},
-      {"rcc_igather", [](A a) { return rcc_igather(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.rank, a.request); }, {"sendbuf", "recvbuf"}, false, "root", false, true},
-      {"rcc_scatter", [](A a) { return rcc_scatter(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.rank); }, {"sendbuf", "recvbuf"}, false, "root"},
-      {"rcc_iscatter", [](A a) { return rcc_iscatter(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype, a.rank, a.request); }, {"sendbuf", "recvbuf"}, false, "root", false, true},
+      {"rcc_send", [](A a) { return rcc_send(a.comm, a.sendbuf, a.count, a.datatype(), a.rank, a.tag); }, {"buf"}, false, "peer", true},
+      {"rcc_recv", [](A a) { return rcc_recv(a.comm, a.recvbuf, a.count, a.datatype(), a.rank, a.tag); }, {"buf"}, false, "peer", true},
+      {"rcc_isend", [](A a) { return rcc_isend(a.comm, a.sendbuf, a.count, a.datatype(), a.rank, a.tag, a.request); }, {"buf"}, false, "peer", true, true},
+      {"rcc_irecv", [](A a) { return rcc_irecv(a.comm, a.recvbuf, a.count, a.datatype(), a.rank, a.tag, a.request); }, {"buf"}, false, "peer", true, true},
+      {"rcc_allreduce", [](A a) { return rcc_allreduce(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype(), a.op()); }, {"sendbuf", "recvbuf"}, true},
+      {"rcc_iallreduce", [](A a) { return rcc_iallreduce(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype(), a.op(), a.request); }, {"sendbuf", "recvbuf"}, true, nullptr, false, true},
+      {"rcc_broadcast", [](A a) { return rcc_broadcast(a.comm, a.recvbuf, a.count, a.datatype(), a.rank); }, {"buf"}, false, "root"},
+      {"rcc_ibroadcast", [](A a) { return rcc_ibroadcast(a.comm, a.recvbuf, a.count, a.datatype(), a.rank, a.request); }, {"buf"}, false, "root", false, true},
+      {"rcc_reduce", [](A a) { return rcc_reduce(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype(), a.op(), a.rank); }, {"sendbuf", "recvbuf"}, true, "root"},
+      {"rcc_ireduce", [](A a) { return rcc_ireduce(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype(), a.op(), a.rank, a.request); }, {"sendbuf", "recvbuf"}, true, "root", false, true},
+      {"rcc_allgather", [](A a) { return rcc_allgather(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype()); }, {"sendbuf", "recvbuf"}},
+      {"rcc_iallgather", [](A a) { return rcc_iallgather(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype(), a.request); }, {"sendbuf", "recvbuf"}, false, nullptr, false, true},
+      {"rcc_reduce_scatter", [](A a) { return rcc_reduce_scatter(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype(), a.op()); }, {"sendbuf", "recvbuf"}, true},
+      {"rcc_ireduce_scatter", [](A a) { return rcc_ireduce_scatter(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype(), a.op(), a.request); }, {"sendbuf", "recvbuf"}, true, nullptr, false, true},
+      {"rcc_alltoall", [](A a) { return rcc_alltoall(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype()); }, {"sendbuf", "recvbuf"}},
+      {"rcc_ialltoall", [](A a) { return rcc_ialltoall(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype(), a.request); }, {"sendbuf", "recvbuf"}, false, nullptr, false, true},
+      {"rcc_gather", [](A a) { return rcc_gather(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype(), a.rank); }, {"sendbuf", "recvbuf"}, false, "root"},
+      {"rcc_igather", [](A a) { return rcc_igather(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype(), a.rank, a.request); }, {"sendbuf", "recvbuf"}, false, "root", false, true},
+      {"rcc_scatter", [](A a) { return rcc_scatter(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype(), a.rank); }, {"sendbuf", "recvbuf"}, false, "root"},
+      {"rcc_iscatter", [](A a) { return rcc_iscatter(a.comm, a.sendbuf, a.recvbuf, a.count, a.datatype(), a.rank, a.request); }, {"sendbuf", "recvbuf"}, false, "root", false, true},
       {"rcc_barrier", [](A a) { return rcc_barrier(a.comm); }, {}},
       {"rcc_ibarrier", [](A a) { return rcc_ibarrier(a.comm, a.request); }, {}, false, nullptr, false, true},
   };
@@ -129,16 +133,16 @@ std::vector<Case> cases() {
     if (!f.buffers.empty()) {
       add("count_overflow", CommKind::kLive, [](Args& a) { a.count = std::numeric_limits<size_t>::max() / 2; },
           RCC_ERR_INVALID_ARGUMENT, {"count", "overflows"});
-      add("datatype_too_big", CommKind::kLive, [](Args& a) { a.datatype = RCC_NUM_DATATYPES; },
+      add("datatype_too_big", CommKind::kLive, [](Args& a) { a.datatype_value = RCC_NUM_DATATYPES; },
           RCC_ERR_INVALID_ARGUMENT, {"datatype 10"});
-      add("datatype_negative", CommKind::kLive, [](Args& a) { a.datatype = static_cast<rcc_datatype_t>(-1); },
+      add("datatype_negative", CommKind::kLive, [](Args& a) { a.datatype_value = -1; },
           RCC_ERR_INVALID_ARGUMENT, {"datatype -1"});
     }
     if (f.has_op) {
-      add("op_too_big", CommKind::kLive, [](Args& a) { a.op = RCC_NUM_OPS; }, RCC_ERR_INVALID_ARGUMENT, {"op 5"});
-      add("op_negative", CommKind::kLive, [](Args& a) { a.op = static_cast<rcc_op_t>(-3); }, RCC_ERR_INVALID_ARGUMENT,
+      add("op_too_big", CommKind::kLive, [](Args& a) { a.op_value = RCC_NUM_OPS; }, RCC_ERR_INVALID_ARGUMENT, {"op 5"});
+      add("op_negative", CommKind::kLive, [](Args& a) { a.op_value = -3; }, RCC_ERR_INVALID_ARGUMENT,
           {"op -3"});
-      add("avg_on_integers", CommKind::kLive, [](Args& a) { a.op = RCC_AVG, a.datatype = RCC_INT32; },
+      add("avg_on_integers", CommKind::kLive, [](Args& a) { a.op_value = RCC_AVG, a.datatype_value = RCC_INT32; },
           RCC_ERR_INVALID_ARGUMENT, {"RCC_AVG", "integer"});
     }
     if (f.rank_name != nullptr) {

@@ -1,5 +1,9 @@
 // Point-to-point over the communicator's transport: content, ordering, many outstanding requests,
 // self-send, all-to-all, truncation and bad arguments. Runs on 1..8 ranks.
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <vector>
@@ -200,6 +204,45 @@ TEST(PointToPoint, TruncationIsAnError) {
     } else {
       RCC_ASSERT_OK(rcc_send(comm(), &token, 1, RCC_INT32, peer, 12));
     }
+  }
+}
+
+// Large buffers are registered once and cached. Unmapping one and mapping new pages at the same
+// address must not send from (or land in) the old pages.
+TEST(PointToPoint, UnmappedAndRemappedBuffersCarryTheirNewContents) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";
+  if (rank() > 1) return;
+  const int peer = 1 - rank();
+  constexpr size_t kBytes = 4u << 20;
+  void* address = nullptr;
+  for (int round = 0; round < 6; ++round) {
+    // The same address every round (MAP_FIXED_NOREPLACE: it was just unmapped), new zeroed pages.
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | (address != nullptr ? MAP_FIXED_NOREPLACE : 0);
+    void* mapped = mmap(address, kBytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+    ASSERT_NE(mapped, MAP_FAILED) << std::strerror(errno);
+    if (address != nullptr) {
+      ASSERT_EQ(mapped, address) << "the kernel moved the mapping";
+    }
+    address = mapped;
+    auto* buffer = static_cast<uint8_t*>(mapped);
+    if (rank() == 0) {
+      for (size_t i = 0; i < kBytes; ++i) buffer[i] = pattern(round, kBytes, i);
+      RCC_ASSERT_OK(rcc_send(comm(), buffer, kBytes, RCC_UINT8, peer, 20));
+    } else {
+      RCC_ASSERT_OK(rcc_recv(comm(), buffer, kBytes, RCC_UINT8, peer, 20));
+      for (size_t i = 0; i < kBytes; ++i) {
+        ASSERT_EQ(buffer[i], pattern(round, kBytes, i)) << "round " << round << ": byte " << i << " is stale";
+      }
+    }
+    // Reuse without unmapping too: the cached registration is hit and the new contents travel.
+    if (rank() == 0) {
+      for (size_t i = 0; i < kBytes; i += 4096) buffer[i] = static_cast<uint8_t>(round + 100);
+      RCC_ASSERT_OK(rcc_send(comm(), buffer, kBytes, RCC_UINT8, peer, 21));
+    } else {
+      RCC_ASSERT_OK(rcc_recv(comm(), buffer, kBytes, RCC_UINT8, peer, 21));
+      for (size_t i = 0; i < kBytes; i += 4096) ASSERT_EQ(buffer[i], static_cast<uint8_t>(round + 100));
+    }
+    ASSERT_EQ(munmap(buffer, kBytes), 0);
   }
 }
 

@@ -44,9 +44,17 @@ class UcxMemory : public Memory {
  public:
   ucp_context_h context = nullptr;
   ucp_mem_h memh = nullptr;
-  std::map<uint64_t, size_t>* ranges = nullptr;
+  std::multimap<uint64_t, size_t>* ranges = nullptr;
   ~UcxMemory() override {
-    if (ranges != nullptr) ranges->erase(reinterpret_cast<uint64_t>(addr));
+    if (ranges != nullptr) {
+      auto [first, last] = ranges->equal_range(reinterpret_cast<uint64_t>(addr));
+      for (auto it = first; it != last; ++it) {
+        if (it->second == length) {
+          ranges->erase(it);
+          break;
+        }
+      }
+    }
     if (memh != nullptr) ucp_mem_unmap(context, memh);
   }
 };
@@ -194,7 +202,7 @@ class UcxTransport : public Transport {
     memory->addr = addr;
     memory->length = length;
     memory->ranges = &registered_;
-    registered_[reinterpret_cast<uint64_t>(addr)] = length;
+    registered_.emplace(reinterpret_cast<uint64_t>(addr), length);
     *out = std::move(memory);
     return RCC_SUCCESS;
   }
@@ -358,10 +366,11 @@ class UcxTransport : public Transport {
   }
 
   bool target_is_registered(uint64_t target, uint64_t length) const {
-    auto it = registered_.upper_bound(target);
-    if (it == registered_.begin()) return false;
-    --it;
-    return target >= it->first && target + length <= it->first + it->second && target + length >= target;
+    if (target + length < target) return false;
+    for (auto it = registered_.begin(), end = registered_.upper_bound(target); it != end; ++it) {
+      if (target + length <= it->first + it->second) return true;
+    }
+    return false;
   }
 
   static ucs_status_t on_active_message(void* arg, const void* header_bytes, size_t header_length, void* data,
@@ -431,7 +440,7 @@ class UcxTransport : public Transport {
   int wakeup_fd_ = -1;
   std::vector<Peer> peers_;
   std::deque<ErrorArg> error_args_;
-  std::map<uint64_t, size_t> registered_;
+  std::multimap<uint64_t, size_t> registered_;  // start -> length; a range may be mapped twice
   struct ArrivedRendezvous {
     int peer;
     AmHeader header;

@@ -1,0 +1,44 @@
+// Registrations of the application's buffers, kept for reuse (registering costs a system call and
+// page pinning per message otherwise). The cache stays correct when the application frees memory
+// and gets the same addresses back: UCX's memory hooks (libucm) report every unmap, mremap, brk
+// shrink and madvise(DONTNEED) and the entries over those pages are dropped before the next lookup.
+// Not thread-safe: the engine calls it under its lock (the hook itself only queues ranges).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+
+#include "core/status.h"
+#include "transport/transport.h"
+
+namespace rcc::p2p {
+
+class RegistrationCache {
+ public:
+  explicit RegistrationCache(transport::Transport& transport);
+  ~RegistrationCache();
+
+  // A registration covering [addr, addr + length), shared with later lookups of the same pages.
+  Status acquire(void* addr, size_t length, std::shared_ptr<transport::Memory>* out);
+
+  size_t entries() const { return entries_.size(); }
+  uint64_t hits() const { return hits_; }
+  uint64_t invalidations() const { return invalidations_; }
+  bool hooks_active() const { return hooks_active_; }
+
+ private:
+  void drop_unmapped_ranges();
+
+  struct Hook;  // the ranges the memory hook reported, drained by the next lookup
+
+  transport::Transport& transport_;
+  std::unique_ptr<Hook> hook_;
+  std::map<uintptr_t, std::shared_ptr<transport::Memory>> entries_;  // by start address
+  uint64_t hits_ = 0;
+  uint64_t invalidations_ = 0;
+  bool hooks_active_ = false;
+  uint64_t seen_generation_ = 0;  // the hook's report count when the queue was last drained
+};
+
+}  // namespace rcc::p2p
