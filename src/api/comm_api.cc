@@ -1,5 +1,7 @@
 // rcc_comm_* and rcc_get_unique_id.
+#include <chrono>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "bootstrap/job.h"
@@ -18,6 +20,37 @@ std::mutex g_servers_mutex;
 std::vector<std::unique_ptr<rcc::bootstrap::StoreServer>>& id_servers() {
   static auto* servers = new std::vector<std::unique_ptr<rcc::bootstrap::StoreServer>>;
   return *servers;
+}
+
+// Every rank announces it is leaving and waits for all others, progressing its engine meanwhile.
+// The rank hosting the store leaves last, so no one loses the store during the wait.
+Status leave_together(rcc_comm* comm) {
+  const double timeout = static_cast<double>(rcc::config::get_int_or_default("RCC_TIMEOUT"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+  const std::string prefix = comm->key_prefix + "/leaving/";
+  RCC_RETURN_IF_ERROR(comm->store->set(prefix + std::to_string(comm->rank), {}));
+  for (int peer = 0; peer < comm->size; ++peer) {
+    for (;;) {
+      bool found = false;
+      std::vector<uint8_t> ignored;
+      RCC_RETURN_IF_ERROR(comm->store->try_get(prefix + std::to_string(peer), &found, &ignored));
+      if (found) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        return rcc::fail(RCC_ERR_TIMEOUT, "rank %d did not reach rcc_comm_destroy within %.0f s", peer, timeout);
+      }
+      comm->engine->progress();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+  if (comm->store_server != nullptr) {
+    for (int peer = 0; peer < comm->size; ++peer) {
+      std::vector<uint8_t> ignored;
+      if (peer != comm->rank) RCC_RETURN_IF_ERROR(comm->store->get(comm->key_prefix + "/left/" + std::to_string(peer), timeout, &ignored));
+    }
+  } else {
+    RCC_RETURN_IF_ERROR(comm->store->set(comm->key_prefix + "/left/" + std::to_string(comm->rank), {}));
+  }
+  return RCC_SUCCESS;
 }
 
 }  // namespace
@@ -106,22 +139,13 @@ extern "C" rcc_status_t rcc_comm_destroy(rcc_comm_t comm) {
   if (!rcc::unregister_comm(comm)) {
     return rcc::fail(RCC_ERR_INVALID_USAGE, "rcc_comm_destroy: comm is not a live communicator (destroyed twice?)");
   }
-  // Peers may still write credits into this rank's memory until they are done too: meet them at
-  // the rendezvous first, unless the communicator is already broken.
+  // Peers may still write into this rank's memory until they are done too: meet them at the
+  // rendezvous first (progressing, so a last message still queued goes out), unless the
+  // communicator is already broken.
   if (!comm->aborted.load() && !comm->engine->broken()) {
-    const double timeout = static_cast<double>(rcc::config::get_int_or_default("RCC_TIMEOUT"));
     comm->executor.reset();
-    Status status = rcc::bootstrap::barrier(*comm->store, comm->key_prefix + "/destroy", comm->rank, comm->size, timeout);
+    Status status = leave_together(comm);
     if (status != RCC_SUCCESS) RCC_INFO("rcc_comm_destroy: peers did not all arrive: %s", rcc::last_error().c_str());
-    // The rank hosting the store leaves last, so no one loses the store during the barrier.
-    if (status == RCC_SUCCESS && comm->store_server != nullptr) {
-      for (int peer = 0; peer < comm->size && status == RCC_SUCCESS; ++peer) {
-        std::vector<uint8_t> ignored;
-        if (peer != comm->rank) status = comm->store->get(comm->key_prefix + "/left/" + std::to_string(peer), timeout, &ignored);
-      }
-    } else if (status == RCC_SUCCESS) {
-      comm->store->set(comm->key_prefix + "/left/" + std::to_string(comm->rank), {});
-    }
   }
   delete comm;
   return RCC_SUCCESS;

@@ -609,6 +609,11 @@ void Engine::peer_failed(int peer, const std::string& why) {
   has_reported_failures_.store(true, std::memory_order_release);
 }
 
+void Engine::progress() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  progress_locked();
+}
+
 bool Engine::broken() {
   std::lock_guard<std::mutex> guard(mutex_);
   progress_locked();

@@ -60,6 +60,10 @@ class Engine {
   // and a message naming that peer.
   void peer_failed(int peer, const std::string& why);
 
+  // One progress pass (delivers what arrived, sends what is queued). For waits outside the engine,
+  // such as the rendezvous barrier at teardown, so that a last message still in flight goes out.
+  void progress();
+
   // Whether a peer failed or the communicator was aborted (then teardown must not wait for peers).
   bool broken();
 

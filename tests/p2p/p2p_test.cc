@@ -104,6 +104,33 @@ TEST(PointToPoint, LargeOutstandingMixedWithSmall) {
   for (size_t i = 0; i < std::size(sizes); ++i) expect_message(in[i], peer, sizes[i]);
 }
 
+// More rendezvous messages in flight than there are eager slots and notice credits.
+TEST(PointToPoint, HundredsOfLargeMessagesInFlight) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";
+  if (rank() > 1) return;
+  const int peer = 1 - rank();
+  constexpr int kCount = 300;
+  constexpr size_t kBytes = 64 * 1024 + 3;
+  std::vector<uint8_t> out(kCount * kBytes), in(kCount * kBytes, 0);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = pattern(rank(), kBytes, i);
+  std::vector<rcc_request_t> requests;
+  // Rank 0 posts its receives first, rank 1 its sends first: both orders must work.
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool receives = (pass == 0) == (rank() == 0);
+    for (int i = 0; i < kCount; ++i) {
+      rcc_request_t request = nullptr;
+      if (receives) {
+        RCC_ASSERT_OK(rcc_irecv(comm(), &in[i * kBytes], kBytes, RCC_UINT8, peer, 30, &request));
+      } else {
+        RCC_ASSERT_OK(rcc_isend(comm(), &out[i * kBytes], kBytes, RCC_UINT8, peer, 30, &request));
+      }
+      requests.push_back(request);
+    }
+  }
+  for (rcc_request_t request : requests) RCC_ASSERT_OK(rcc_wait(request));
+  for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(in[i], pattern(peer, kBytes, i)) << "byte " << i;
+}
+
 TEST(PointToPoint, InterleavedTagsMatchByTag) {
   if (size() < 2) GTEST_SKIP() << "needs two ranks";
   if (rank() > 1) return;
