@@ -18,6 +18,11 @@ constexpr size_t kAlign = 64;
 
 size_t round_up(size_t value, size_t align) { return (value + align - 1) / align * align; }
 
+std::string truncation_message(size_t length, int peer, int tag, size_t capacity) {
+  return "message of " + std::to_string(length) + " bytes from rank " + std::to_string(peer) + " (tag " +
+         std::to_string(tag) + ") is longer than the receive buffer of " + std::to_string(capacity) + " bytes";
+}
+
 // The blob each rank publishes after the transport is connected: where peers write.
 struct AreaHeader {
   uint64_t recv_area;
@@ -240,9 +245,7 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
       self.posted.erase(it);
       if (bytes > receive->bytes) {
         complete(receive, RCC_ERR_TRUNCATED,
-                 "message of " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer) +
-                     " (tag " + std::to_string(tag) + ") is longer than the receive buffer of " +
-                     std::to_string(receive->bytes) + " bytes");
+                 truncation_message(bytes, peer, tag, receive->bytes));
       } else {
         if (bytes > 0) std::memcpy(receive->buffer, buffer, bytes);
         receive->received = bytes;
@@ -315,9 +318,7 @@ Status Engine::irecv(void* buffer, size_t bytes, int peer, int tag, uint32_t con
     size_t length = message.header.length;
     if (length > bytes) {
       complete(request, RCC_ERR_TRUNCATED,
-               "message of " + std::to_string(length) + " bytes from rank " + std::to_string(peer) + " (tag " +
-                   std::to_string(tag) + ") is longer than the receive buffer of " + std::to_string(bytes) +
-                   " bytes");
+               truncation_message(length, peer, tag, bytes));
     } else {
       const void* source = message.self_send != nullptr ? message.self_send->buffer : message.payload.data();
       if (length > 0) std::memcpy(buffer, source, length);
@@ -405,9 +406,7 @@ Status Engine::send_cts(Request* receive, const Unexpected& rts) {
   const size_t length = rts.header.length;
   if (length > receive->bytes) {
     complete(receive, RCC_ERR_TRUNCATED,
-             "message of " + std::to_string(length) + " bytes from rank " + std::to_string(peer) + " (tag " +
-                 std::to_string(receive->tag) + ") is longer than the receive buffer of " +
-                 std::to_string(receive->bytes) + " bytes");
+             truncation_message(length, peer, receive->tag, receive->bytes));
     cts.length = 0;  // refused: the sender completes without writing
     return post_slot_message(peer, cts, nullptr, 0);
   }
@@ -437,9 +436,7 @@ void Engine::match_or_queue_eager(int peer, const SlotHeader& header, const uint
     state.posted.erase(it);
     if (header.length > receive->bytes) {
       complete(receive, RCC_ERR_TRUNCATED,
-               "message of " + std::to_string(header.length) + " bytes from rank " + std::to_string(peer) +
-                   " (tag " + std::to_string(header.tag) + ") is longer than the receive buffer of " +
-                   std::to_string(receive->bytes) + " bytes");
+               truncation_message(header.length, peer, header.tag, receive->bytes));
       return;
     }
     if (header.length > 0) std::memcpy(receive->buffer, payload, header.length);
