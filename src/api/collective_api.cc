@@ -34,7 +34,6 @@ Status check_count_buffer(const void* buffer, size_t count, rcc_datatype_t datat
 
 // Validated arguments on their way to the executor. request == nullptr: blocking.
 Status launch(rcc_comm* comm, const Args& args, const char* function, rcc_request_t* request) {
-  if (request != nullptr) *request = nullptr;
   const size_t bytes = args.count * rcc_datatype_size(args.datatype);
   rcc::collectives::Algorithm algorithm;
   RCC_RETURN_IF_ERROR(rcc::collectives::choose_algorithm(args.kind, bytes, comm->size, &algorithm));

@@ -35,12 +35,7 @@ LivenessMonitor::LivenessMonitor(int rank, int size, FailureCallback on_failure)
     : rank_(rank), size_(size), on_failure_(std::move(on_failure)), fds_(size, -1), hosts_(size), said_goodbye_(size) {}
 
 LivenessMonitor::~LivenessMonitor() {
-  for (int fd : fds_) {
-    if (fd >= 0) {
-      ssize_t ignored = ::send(fd, &kGoodbye, 1, MSG_NOSIGNAL);
-      (void)ignored;
-    }
-  }
+  // Stop the watcher first: it closes sockets of dead peers, so only this thread may touch fds_.
   if (watcher_.joinable()) {
     char stop = 's';
     ssize_t ignored = ::write(wake_pipe_[1], &stop, 1);
@@ -48,7 +43,11 @@ LivenessMonitor::~LivenessMonitor() {
     watcher_.join();
   }
   for (int fd : fds_) {
-    if (fd >= 0) ::close(fd);
+    if (fd >= 0) {
+      ssize_t ignored = ::send(fd, &kGoodbye, 1, MSG_NOSIGNAL);
+      (void)ignored;
+      ::close(fd);
+    }
   }
   if (listen_fd_ >= 0) ::close(listen_fd_);
   for (int fd : wake_pipe_) {
