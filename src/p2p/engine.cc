@@ -214,9 +214,9 @@ void Engine::complete(Request* request, Status status, const std::string& messag
   if (request->done) return;
   request->done = true;
   request->status = status;
-  request->error = message;
-  request->memory.reset();
-  request->remote_key.reset();
+  if (!message.empty()) request->error = message;
+  if (request->memory) request->memory.reset();
+  if (request->remote_key) request->remote_key.reset();
 }
 
 Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out) {
@@ -601,8 +601,10 @@ void Engine::fail_peer_locked(int peer, Status status, const std::string& messag
 
 void Engine::peer_failed(int peer, const std::string& why) {
   if (peer < 0 || peer >= size_) return;
+  // The transport's view of the peer (its device address) helps find which node or port it was.
+  const std::string address = transport_->describe_peer(peer);
   std::lock_guard<std::mutex> guard(reported_mutex_);
-  reported_failures_.emplace_back(peer, why);
+  reported_failures_.emplace_back(peer, address.empty() ? why : why + "; its " + transport_->name() + " address was " + address);
   has_reported_failures_.store(true, std::memory_order_release);
 }
 
@@ -645,6 +647,7 @@ Status Engine::finish(Request* request) {
 
 Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request) {
   int idle = 0;
+  bool progressed = false;  // since last_event was taken: reading the clock per event costs latency
   Clock::time_point last_event = Clock::now();
   while (!request->done) {
     Status status = progress_locked();
@@ -655,7 +658,7 @@ Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request)
     if (request->done) break;
     if (!events_.empty()) {
       idle = 0;
-      last_event = Clock::now();
+      progressed = true;
       continue;
     }
     if (++idle < spin_count_) {
@@ -668,6 +671,10 @@ Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request)
     }
     // Nothing happens: sleep on the transport so that other ranks on this core can run. The
     // short timeout also covers credits, which arrive without a notice.
+    if (progressed) {
+      last_event = Clock::now();
+      progressed = false;
+    }
     transport_->wait_for_event(1);
     lock.unlock();
     lock.lock();

@@ -79,6 +79,12 @@ class Transport {
   virtual Status poll(std::vector<Event>* events) = 0;
   // Blocks until an event may be ready or timeout_ms passes; spurious returns are allowed.
   virtual Status wait_for_event(int timeout_ms) = 0;
+
+  // How this backend addresses a peer (device, GID or LID), for error messages; "" if nothing useful.
+  virtual std::string describe_peer(int peer) const {
+    (void)peer;
+    return {};
+  }
 };
 
 // Backends. Each returns RCC_ERR_NO_DEVICE (with a message saying what exists) when it cannot run.

@@ -98,7 +98,7 @@ class VerbsTransport : public Transport {
   void handle_async_events();
   void fail_peer(int peer, Status status, const std::string& message);
   std::string describe_local() const;
-  std::string describe_peer(int peer) const;
+  std::string describe_peer(int peer) const override;
 
   Options options_;
   PortChoice port_;
