@@ -2,8 +2,8 @@
 # Running qemu: command line, output plumbing, timeout, and cleanup on any exit or signal.
 # shellcheck disable=SC2054 # commas below are qemu option syntax
 
-# x86-64-v2 level under TCG: binaries built for a baseline x86-64-v2 CPU run, -march=native ones
-# (AVX-512 hosts) fail loudly with SIGILL. "-cpu max" would add AVX2 but halves rxe throughput.
+# x86-64-v2 level under TCG: binaries built for a baseline x86-64-v2 CPU run; ones tuned for the build
+# host's own CPU (AVX-512) fail loudly with SIGILL. "-cpu max" would add AVX2 but halves rxe throughput.
 readonly VM_CPU_MODEL=qemu64,+ssse3,+sse4.1,+sse4.2,+popcnt,+cx16,+lahf-lm
 
 vm_timeout_pid="" vm_copy_pids=()
