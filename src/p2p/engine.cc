@@ -67,8 +67,6 @@ struct Engine::PeerState {
   std::deque<Unexpected> unexpected;
 
   bool failed = false;
-  Status failure = RCC_SUCCESS;
-  std::string failure_message;
 };
 
 Engine::Engine(std::unique_ptr<transport::Transport> transport, int rank, int size)
@@ -582,8 +580,6 @@ void Engine::fail_peer_locked(int peer, Status status, const std::string& messag
   if (!state.failed) {
     RCC_WARN("%s", message.c_str());
     state.failed = true;
-    state.failure = status;
-    state.failure_message = message;
   }
   state.posted.clear();
   state.pending_messages.clear();

@@ -70,12 +70,6 @@ class Engine {
   int rank() const { return rank_; }
   int size() const { return size_; }
   const char* transport_name() const { return transport_->name(); }
-  // For tests and logs: the registration cache's counters.
-  uint64_t registration_hits() { std::lock_guard<std::mutex> g(mutex_); return registrations_->hits(); }
-  uint64_t registration_invalidations() {
-    std::lock_guard<std::mutex> g(mutex_);
-    return registrations_->invalidations();
-  }
 
  private:
   struct PeerState;
@@ -152,7 +146,6 @@ struct Request {
   size_t received = 0;   // bytes that arrived (receives)
   bool done = false;
   bool in_use = false;
-  bool write_posted = false;
   Status status = RCC_SUCCESS;
   std::string error;
   std::shared_ptr<transport::Memory> memory;  // registration of a large buffer (from the cache)

@@ -89,7 +89,6 @@ void RegistrationCache::drop_unmapped_ranges() {
       }
     }
   }
-  invalidations_ += dropped.size();
 }
 
 Status RegistrationCache::acquire(void* addr, size_t length, std::shared_ptr<transport::Memory>* out) {
@@ -108,7 +107,6 @@ Status RegistrationCache::acquire(void* addr, size_t length, std::shared_ptr<tra
   if (it != entries_.begin()) {
     auto candidate = std::prev(it);
     if (candidate->first + candidate->second->length >= end) {
-      ++hits_;
       *out = candidate->second;
       return RCC_SUCCESS;
     }

@@ -22,10 +22,6 @@ class RegistrationCache {
   // A registration covering [addr, addr + length), shared with later lookups of the same pages.
   Status acquire(void* addr, size_t length, std::shared_ptr<transport::Memory>* out);
 
-  size_t entries() const { return entries_.size(); }
-  uint64_t hits() const { return hits_; }
-  uint64_t invalidations() const { return invalidations_; }
-  bool hooks_active() const { return hooks_active_; }
 
  private:
   void drop_unmapped_ranges();
@@ -35,8 +31,6 @@ class RegistrationCache {
   transport::Transport& transport_;
   std::unique_ptr<Hook> hook_;
   std::map<uintptr_t, std::shared_ptr<transport::Memory>> entries_;  // by start address
-  uint64_t hits_ = 0;
-  uint64_t invalidations_ = 0;
   bool hooks_active_ = false;
   uint64_t seen_generation_ = 0;  // the hook's report count when the queue was last drained
 };

@@ -75,7 +75,6 @@ struct Operation {
   int peer;
   uint64_t cookie;      // send side: kWriteDone cookie
   AmHeader header;      // send side: kept alive until completion; receive side: what landed
-  bool is_receive;
 };
 
 struct PendingNotice {  // a write about to be sent
@@ -277,7 +276,7 @@ class UcxTransport : public Transport {
   };
 
   Status send_notice(int peer, PendingNotice& notice) {
-    auto* op = new Operation{this, peer, notice.cookie, notice.header, false};
+    auto* op = new Operation{this, peer, notice.cookie, notice.header};
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
     param.cb.send = &UcxTransport::on_send_done;
@@ -307,7 +306,7 @@ class UcxTransport : public Transport {
     while (!rendezvous_.empty()) {
       ArrivedRendezvous arrived = rendezvous_.front();
       rendezvous_.pop_front();
-      auto* op = new Operation{this, arrived.peer, 0, arrived.header, true};
+      auto* op = new Operation{this, arrived.peer, 0, arrived.header};
       ucp_request_param_t param{};
       param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
       param.cb.recv_am = &UcxTransport::on_rendezvous_landed;
