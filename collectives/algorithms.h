@@ -25,6 +25,19 @@ Status tree_reduce(Context& ctx, const void* send, void* result, size_t count, r
 // segments: a rank forwards each segment as soon as it has it.
 Status tree_broadcast(Context& ctx, void* buf, size_t bytes, int root, bool chain, uint32_t phase);
 
+// Reduce through shared memory in chunks of one slot: rank r reduces portion r of each chunk
+// (reading the others' copies of it from their slots, its own straight from send) and publishes
+// the result; then the ranks that receive (all, or only root) copy every portion out.
+Status shm_reduce_chunks(Context& ctx, const Args& args, bool everyone_receives);
+// Reduce in one step per chunk: every rank copies its input in, and the receivers reduce all
+// inputs in rank order (so every rank computes the same bits).
+Status shm_reduce_one_step(Context& ctx, const Args& args, bool everyone_receives);
+// out = inputs[0] op inputs[1] op ... op inputs[n-1], in that order (RCC_AVG divided at the end).
+// out may be inputs[0] or inputs[1], not a later one.
+void shm_reduce_in_order(void* out, const uint8_t* const* inputs, int n, size_t count, const Args& args);
+// Which of the two a reduction of `bytes` per rank on `ranks` ranks uses.
+bool shm_reduce_in_one_step(size_t bytes, int ranks);
+
 // ---- The algorithms ----
 Status allreduce_ring(Context& ctx, const Args& args);
 Status allreduce_tree(Context& ctx, const Args& args);
@@ -38,5 +51,15 @@ Status alltoall_pairwise(Context& ctx, const Args& args);
 Status gather_linear(Context& ctx, const Args& args);
 Status scatter_linear(Context& ctx, const Args& args);
 Status barrier_dissemination(Context& ctx, const Args& args);
+// Through the node's shared-memory segment (all ranks on this host); see docs/shared-memory.md.
+Status allreduce_shm(Context& ctx, const Args& args);
+Status broadcast_shm(Context& ctx, const Args& args);
+Status reduce_shm(Context& ctx, const Args& args);
+Status allgather_shm(Context& ctx, const Args& args);
+Status reduce_scatter_shm(Context& ctx, const Args& args);
+Status alltoall_shm(Context& ctx, const Args& args);
+Status gather_shm(Context& ctx, const Args& args);
+Status scatter_shm(Context& ctx, const Args& args);
+Status barrier_shm(Context& ctx, const Args& args);
 
 }  // namespace rcc::collectives

@@ -37,7 +37,12 @@ Signature signature_of(const Args& args) {
 
 }  // namespace
 
-bool argument_check_enabled() { return config::get_int_or_default("RCC_CHECK") != 0; }
+bool argument_check_enabled() {
+  static const config::Setting& check = config::setting("RCC_CHECK");
+  const char* value = config::value_of(check);
+  if (value[0] == '0' && value[1] == '\0') return false;  // the default, on every call: no parsing
+  return config::get_int_or_default("RCC_CHECK") != 0;
+}
 
 Status check_arguments(Context& ctx, const Args& args, uint32_t phase) {
   const int ranks = ctx.size(), rank = ctx.rank(), tag = ctx.tag(phase);

@@ -23,7 +23,7 @@ const char* kind_name(Kind kind) {
 }
 
 Context::Context(rcc_comm* comm, uint64_t sequence)
-    : engine_(comm->engine.get()), rank_(comm->rank), size_(comm->size), sequence_(sequence) {}
+    : engine_(comm->engine.get()), shm_(comm->shm.get()), rank_(comm->rank), size_(comm->size), sequence_(sequence) {}
 
 Status Context::isend(const void* buffer, size_t bytes, int peer, int tag, p2p::Request** out) {
   return engine_->isend(buffer, bytes, peer, tag, p2p::kCollectiveContext, out);

@@ -39,6 +39,8 @@ class Context {
   int rank() const { return rank_; }
   int size() const { return size_; }
   p2p::Engine& engine() { return *engine_; }
+  // The communicator's shared-memory segment; only the shm algorithms use it (chosen only if it exists).
+  shm::Segment& shm() { return *shm_; }
   // Tag for a phase (< 65536) of this collective.
   int tag(uint32_t phase) const { return static_cast<int>(((sequence_ % 4096) << 16) | (phase & 0xffffu)); }
 
@@ -56,6 +58,7 @@ class Context {
 
  private:
   p2p::Engine* engine_;
+  shm::Segment* shm_;
   int rank_;
   int size_;
   uint64_t sequence_;

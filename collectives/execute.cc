@@ -10,7 +10,23 @@ constexpr uint32_t kCheckPhase = 0xfff0;  // algorithms use low phase numbers
 
 using AlgorithmFn = Status (*)(Context&, const Args&);
 
+AlgorithmFn lookup_shm(Kind kind) {
+  switch (kind) {
+    case Kind::kAllreduce: return allreduce_shm;
+    case Kind::kBroadcast: return broadcast_shm;
+    case Kind::kReduce: return reduce_shm;
+    case Kind::kAllgather: return allgather_shm;
+    case Kind::kReduceScatter: return reduce_scatter_shm;
+    case Kind::kAlltoall: return alltoall_shm;
+    case Kind::kGather: return gather_shm;
+    case Kind::kScatter: return scatter_shm;
+    case Kind::kBarrier: return barrier_shm;
+  }
+  return nullptr;
+}
+
 AlgorithmFn lookup(Kind kind, Algorithm algorithm) {
+  if (algorithm == Algorithm::kShm) return lookup_shm(kind);
   switch (kind) {
     case Kind::kAllreduce:
       if (algorithm == Algorithm::kTree) return allreduce_tree;

@@ -87,6 +87,11 @@ bool isa_supported(ReduceIsa isa) {
   return true;
 }
 
+bool avx512_bf16_supported() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512bf16");
+}
+
 Status parse_isa_request(const char* request, ReduceIsa* isa) {
   if (request == nullptr) return fail(RCC_ERR_INVALID_ARGUMENT, "reduction ISA request is null");
   ReduceIsa ceiling;

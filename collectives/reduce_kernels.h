@@ -60,7 +60,12 @@ struct KernelTable {
 };
 const KernelTable& sse2_kernels();
 const KernelTable& avx2_kernels();    // needs avx2, fma, f16c
-const KernelTable& avx512_kernels();  // needs avx512f, avx512bw, avx512vl, avx512dq
+// Needs avx512f, avx512bw, avx512vl, avx512dq. With avx512_bf16 as well, bfloat16 SUM/PROD round
+// through vcvtne2ps2bf16 (same results); avx512_kernels_without_bf16() lets tests check the rest.
+const KernelTable& avx512_kernels();
+const KernelTable& avx512_kernels_without_bf16();
+// Whether this CPU has AVX512_BF16 (the AVX-512 path uses it only if it runs at all).
+bool avx512_bf16_supported();
 
 // ---- Scalar half-precision conversions (the reference semantics of the vector codecs). ----
 inline float fp32_from_bits(uint32_t bits) {

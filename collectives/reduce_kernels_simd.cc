@@ -2,8 +2,8 @@
 // 16-byte vectors for the baseline (SSE2), 32 bytes under target("avx2,..."), 64 bytes under
 // target("avx512..."). Every lane computes the same IEEE/integer expression on every path, and the
 // ragged tail runs through the same vector code on a zero-padded copy, so all paths agree bit for
-// bit. The only ISA-specific code is the F16C binary16 conversion, which the tests check against
-// the integer codec used by the baseline. Partially overlapping buffers are not supported: each
+// bit. The only ISA-specific code is the F16C binary16 conversion and the AVX512_BF16 bfloat16
+// rounding, which the tests check against the integer codecs used by the baseline. Partially overlapping buffers are not supported: each
 // vector is read and then written at the same positions, which is what makes out == a safe.
 #include <immintrin.h>
 
@@ -448,6 +448,68 @@ struct F16cAvx512 {
 RCC_DEFINE_F16C_KERNELS(RCC_TARGET_AVX2, F16cAvx2, avx2)
 RCC_DEFINE_F16C_KERNELS(RCC_TARGET_AVX512, F16cAvx512, avx512)
 
+// ---- bfloat16 SUM/PROD through AVX512_BF16 (AVX-512 path, on CPUs that have it). ----
+// The integer rounding is most of the bfloat16 kernel's work; vcvtne2ps2bf16 does it in one
+// instruction with the same round-to-nearest-even. It differs from Bf16Codec only on fp32
+// subnormals (flushed to zero) and NaNs (payload kept), so a vector with such a lane, rare in
+// practice (both operands tiny, or a NaN), is encoded by Bf16Codec instead.
+#define RCC_TARGET_AVX512_BF16 [[gnu::target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,f16c")]]
+
+template <class Op>
+struct Bf16Avx512Hw {
+  using U = Vec<uint32_t, 64>;
+  using F = Vec<float, 64>;
+  static constexpr int kNanOrSubnormal = 0x01 | 0x20 | 0x80;  // vfpclassps: QNaN, denormal, SNaN
+  RCC_TARGET_AVX512_BF16 RCC_INLINE static U compute(const U& a, const U& b) {
+    F a_low, a_high, b_low, b_high, r_low, r_high;
+    Bf16Codec::decode_pair(a_low, a_high, a);
+    Bf16Codec::decode_pair(b_low, b_high, b);
+    Op::raw(r_low, a_low, b_low);
+    Op::raw(r_high, a_high, b_high);
+    __mmask16 special_low = _mm512_fpclass_ps_mask((__m512)r_low, kNanOrSubnormal);
+    __mmask16 special_high = _mm512_fpclass_ps_mask((__m512)r_high, kNanOrSubnormal);
+    if (!_kortestz_mask16_u8(special_low, special_high)) [[unlikely]] {
+      U r;
+      Bf16Codec::encode_pair(r, r_low, r_high);
+      Bf16Codec::canonicalize_packed(r);
+      return r;
+    }
+    // Words 0-15 of the conversion are the even elements (r_low), 16-31 the odd: interleave.
+    const U interleave = U{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15} * 0x10001u + 0x100000u;
+    __m512i packed = (__m512i)_mm512_cvtne2ps_pbh((__m512)r_high, (__m512)r_low);
+    return (U)_mm512_permutexvar_epi16((__m512i)interleave, packed);
+  }
+};
+
+template <class Op>
+RCC_TARGET_AVX512_BF16 void bf16_binary_avx512bf16(void* out, const void* a, const void* b, size_t count) {
+  using U = Vec<uint32_t, 64>;
+  constexpr size_t kElements = 32;
+  char* o = static_cast<char*>(out);
+  const char* pa = static_cast<const char*>(a);
+  const char* pb = static_cast<const char*>(b);
+  size_t i = 0;
+  for (; i + 2 * kElements <= count; i += 2 * kElements) {
+    U x0, x1, y0, y1;
+    load(x0, pa + 2 * i);
+    load(x1, pa + 2 * i + 64);
+    load(y0, pb + 2 * i);
+    load(y1, pb + 2 * i + 64);
+    U r0 = Bf16Avx512Hw<Op>::compute(x0, y0);
+    U r1 = Bf16Avx512Hw<Op>::compute(x1, y1);
+    store(o + 2 * i, r0);
+    store(o + 2 * i + 64, r1);
+  }
+  for (; i < count; i += kElements) {  // at most one full and one zero-padded partial vector
+    size_t bytes = (count - i < kElements ? count - i : kElements) * 2;
+    U x{}, y{};
+    std::memcpy(&x, pa + 2 * i, bytes);
+    std::memcpy(&y, pb + 2 * i, bytes);
+    U r = Bf16Avx512Hw<Op>::compute(x, y);
+    std::memcpy(o + 2 * i, &r, bytes);
+  }
+}
+
 // ---- Entry points: one ISA's vector width and target attribute around a kernel K. ----
 template <class K>
 struct Sse2Entry {
@@ -535,14 +597,23 @@ constexpr KernelTable make_avx512_table() {
   return t;
 }
 
+constexpr KernelTable make_avx512_bf16_table() {
+  KernelTable t = make_avx512_table();
+  t.binary[RCC_BFLOAT16][RCC_SUM] = &bf16_binary_avx512bf16<FloatSum>;
+  t.binary[RCC_BFLOAT16][RCC_PROD] = &bf16_binary_avx512bf16<FloatProd>;
+  return t;
+}
+
 constexpr KernelTable kSse2Table = make_table<Sse2Entry>();
 constexpr KernelTable kAvx2Table = make_avx2_table();
 constexpr KernelTable kAvx512Table = make_avx512_table();
+constexpr KernelTable kAvx512Bf16Table = make_avx512_bf16_table();
 
 }  // namespace
 
 const KernelTable& sse2_kernels() { return kSse2Table; }
 const KernelTable& avx2_kernels() { return kAvx2Table; }
-const KernelTable& avx512_kernels() { return kAvx512Table; }
+const KernelTable& avx512_kernels() { return avx512_bf16_supported() ? kAvx512Bf16Table : kAvx512Table; }
+const KernelTable& avx512_kernels_without_bf16() { return kAvx512Table; }
 
 }  // namespace rcc::collectives::detail

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -32,6 +31,11 @@ constexpr Candidate kCandidates[] = {
     {Kind::kReduceScatter, Algorithm::kRing},      {Kind::kAlltoall, Algorithm::kPairwise},
     {Kind::kGather, Algorithm::kLinear},           {Kind::kScatter, Algorithm::kLinear},
     {Kind::kBarrier, Algorithm::kDissemination},
+    {Kind::kAllreduce, Algorithm::kShm},           {Kind::kBroadcast, Algorithm::kShm},
+    {Kind::kReduce, Algorithm::kShm},              {Kind::kAllgather, Algorithm::kShm},
+    {Kind::kReduceScatter, Algorithm::kShm},       {Kind::kAlltoall, Algorithm::kShm},
+    {Kind::kGather, Algorithm::kShm},              {Kind::kScatter, Algorithm::kShm},
+    {Kind::kBarrier, Algorithm::kShm},
 };
 
 struct NamedAlgorithm {
@@ -49,6 +53,7 @@ constexpr NamedAlgorithm kAlgorithmNames[] = {
     {"pairwise", Algorithm::kPairwise},
     {"linear", Algorithm::kLinear},
     {"dissemination", Algorithm::kDissemination},
+    {"shm", Algorithm::kShm},
 };
 
 bool has_algorithm(Kind kind, Algorithm algorithm) {
@@ -132,9 +137,9 @@ Status parse_overrides(const std::string& text, Overrides* out) {
   return RCC_SUCCESS;
 }
 
-std::mutex g_overrides_mutex;
-Overrides g_overrides;        // the last valid RCC_ALGO value, parsed
-bool g_overrides_parsed = false;
+// The last RCC_ALGO value parsed on this thread (collectives are issued from few threads).
+thread_local Overrides t_overrides;
+thread_local bool t_overrides_parsed = false;
 
 }  // namespace
 
@@ -147,6 +152,7 @@ const char* algorithm_name(Algorithm algorithm) {
     case Algorithm::kPairwise: return "pairwise";
     case Algorithm::kLinear: return "linear";
     case Algorithm::kDissemination: return "dissemination";
+    case Algorithm::kShm: return "shm";
   }
   return "unknown";
 }
@@ -186,12 +192,13 @@ double estimate_seconds(Kind kind, Algorithm algorithm, size_t bytes, int ranks)
   return 1e30;
 }
 
-Algorithm model_choice(Kind kind, size_t bytes, int ranks) {
+Algorithm model_choice(Kind kind, size_t bytes, int ranks, bool shared_memory) {
+  if (shared_memory) return Algorithm::kShm;
   bool found = false;
   Algorithm best = Algorithm::kRing;
   double best_time = 0;
   for (const Candidate& c : kCandidates) {
-    if (c.kind != kind) continue;
+    if (c.kind != kind || c.algorithm == Algorithm::kShm) continue;
     const double t = estimate_seconds(kind, c.algorithm, bytes, ranks);
     if (!found || t < best_time) {
       found = true;
@@ -202,23 +209,24 @@ Algorithm model_choice(Kind kind, size_t bytes, int ranks) {
   return best;
 }
 
-Status choose_algorithm(Kind kind, size_t bytes, int ranks, Algorithm* out) {
-  const std::string text = config::get_string("RCC_ALGO");
-  bool forced = false;
-  Algorithm algorithm = Algorithm::kRing;
-  {
-    std::lock_guard<std::mutex> guard(g_overrides_mutex);
-    if (!g_overrides_parsed || text != g_overrides.source) {
-      Overrides parsed;
-      RCC_RETURN_IF_ERROR(parse_overrides(text, &parsed));
-      g_overrides = parsed;
-      g_overrides_parsed = true;
-    }
-    const int k = static_cast<int>(kind);
-    forced = g_overrides.forced[k];
-    algorithm = g_overrides.algorithm[k];
+Status choose_algorithm(Kind kind, size_t bytes, int ranks, bool shared_memory, Algorithm* out) {
+  static const config::Setting& algo = config::setting("RCC_ALGO");
+  const char* text = config::value_of(algo);
+  if (!t_overrides_parsed || t_overrides.source != text) {
+    Overrides parsed;
+    RCC_RETURN_IF_ERROR(parse_overrides(text, &parsed));
+    t_overrides = parsed;
+    t_overrides_parsed = true;
   }
-  if (!forced) algorithm = model_choice(kind, bytes, ranks);
+  const int k = static_cast<int>(kind);
+  const bool forced = t_overrides.forced[k];
+  Algorithm algorithm = forced ? t_overrides.algorithm[k] : model_choice(kind, bytes, ranks, shared_memory);
+  if (algorithm == Algorithm::kShm && !shared_memory) {
+    return fail(RCC_ERR_INVALID_USAGE,
+                "RCC_ALGO='%s' asks for %s:shm, but this communicator has no shared-memory segment (ranks on "
+                "several hosts, RCC_SHM=0, or /dev/shm unusable: RCC_DEBUG=INFO says which)",
+                text, kind_name(kind));
+  }
   RCC_INFO("%s of %zu bytes on %d ranks: %s (%s)", kind_name(kind), bytes, ranks, algorithm_name(algorithm),
            forced ? "RCC_ALGO" : "cost model");
   *out = algorithm;

@@ -36,7 +36,7 @@ Status check_count_buffer(const void* buffer, size_t count, rcc_datatype_t datat
 Status launch(rcc_comm* comm, const Args& args, const char* function, rcc_request_t* request) {
   const size_t bytes = args.count * rcc_datatype_size(args.datatype);
   rcc::collectives::Algorithm algorithm;
-  RCC_RETURN_IF_ERROR(rcc::collectives::choose_algorithm(args.kind, bytes, comm->size, &algorithm));
+  RCC_RETURN_IF_ERROR(rcc::collectives::choose_algorithm(args.kind, bytes, comm->size, comm->shm != nullptr, &algorithm));
   const bool check = rcc::collectives::argument_check_enabled();
   if (request == nullptr) {
     return comm->executor->run_now([&] { return rcc::collectives::execute(comm, args, algorithm, check); });

@@ -89,9 +89,10 @@ Status create_comm(const bootstrap::JobInfo& job, std::unique_ptr<bootstrap::Sto
   RCC_RETURN_IF_ERROR(LivenessMonitor::start(
       *comm->store, prefix, job.rank, job.size, job.secret, timeout_s,
       [engine](int peer, const std::string& why) { engine->peer_failed(peer, why); }, &comm->liveness));
+  RCC_RETURN_IF_ERROR(shm::Segment::create(*comm->store, prefix, job.rank, job.size, timeout_s, engine, &comm->shm));
   comm->executor = std::make_unique<Executor>();
-  RCC_INFO("communicator ready: rank %d of %d (%s), transport %s", job.rank, job.size, job.source.c_str(),
-           comm->engine->transport_name());
+  RCC_INFO("communicator ready: rank %d of %d (%s), transport %s%s", job.rank, job.size, job.source.c_str(),
+           comm->engine->transport_name(), comm->shm ? ", collectives through shared memory" : "");
   *out = comm.release();
   register_comm(*out);
   return RCC_SUCCESS;

@@ -11,6 +11,7 @@
 #include "core/liveness.h"
 #include "p2p/engine.h"
 #include "rcc/rcc.h"
+#include "shm/segment.h"
 
 struct rcc_comm {
   int rank = -1;
@@ -23,9 +24,11 @@ struct rcc_comm {
   std::unique_ptr<rcc::bootstrap::StoreClient> store;
   std::unique_ptr<rcc::p2p::Engine> engine;
   std::unique_ptr<rcc::LivenessMonitor> liveness;  // reports dead peers to the engine
+  std::unique_ptr<rcc::shm::Segment> shm;          // null unless every rank is on this host
   std::unique_ptr<rcc::Executor> executor;          // destroyed first: it may still run collectives
   ~rcc_comm() {
     executor.reset();
+    shm.reset();
     liveness.reset();
     engine.reset();
   }

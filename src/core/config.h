@@ -27,4 +27,9 @@ Status get_int(const char* name, int64_t* value);
 int64_t get_int_or_default(const char* name);
 bool is_set(const char* name);
 
+// For settings read on every call (collectives read RCC_ALGO and RCC_CHECK each time, so a change
+// takes effect at once): look the setting up once, then read its value without allocating.
+const Setting& setting(const char* name);
+const char* value_of(const Setting& setting);
+
 }  // namespace rcc::config

@@ -11,17 +11,18 @@ Executor::~Executor() {
   if (worker_.joinable()) worker_.join();
 }
 
-Status Executor::run_now(const std::function<Status()>& fn) {
+void Executor::begin_inline() {
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return queue_.empty() && !running_; });
   running_ = true;
-  lock.unlock();
-  Status status = fn();
-  lock.lock();
-  running_ = false;
-  lock.unlock();
+}
+
+void Executor::end_inline() {
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    running_ = false;
+  }
   changed_.notify_all();
-  return status;
 }
 
 std::shared_ptr<Task> Executor::submit(std::function<Status()> fn) {

@@ -26,8 +26,15 @@ struct Task {
 class Executor {
  public:
   ~Executor();
-  // Runs fn on this thread after every earlier task has finished.
-  Status run_now(const std::function<Status()>& fn);
+  // Runs fn on this thread after every earlier task has finished (a template: no std::function
+  // allocation on the blocking path).
+  template <typename Fn>
+  Status run_now(Fn&& fn) {
+    begin_inline();
+    Status status = fn();
+    end_inline();
+    return status;
+  }
   // Queues fn; the returned task completes later.
   std::shared_ptr<Task> submit(std::function<Status()> fn);
   // Waits for task; returns its status and makes its message this thread's last error.
@@ -36,6 +43,8 @@ class Executor {
 
  private:
   void worker_loop();
+  void begin_inline();  // waits until nothing is queued or running, then marks this thread running
+  void end_inline();
 
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -615,6 +615,14 @@ bool Engine::broken() {
   return aborted_ || broken_ != RCC_SUCCESS;
 }
 
+Status Engine::health() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  Status status = progress_locked();
+  if (aborted_) return fail(RCC_ERR_ABORTED, "the communicator was aborted");
+  if (broken_ != RCC_SUCCESS) return fail(broken_, "%s", broken_message_.c_str());
+  return status;
+}
+
 void Engine::abort() {
   std::lock_guard<std::mutex> guard(mutex_);
   aborted_ = true;

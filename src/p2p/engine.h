@@ -66,6 +66,9 @@ class Engine {
 
   // Whether a peer failed or the communicator was aborted (then teardown must not wait for peers).
   bool broken();
+  // One progress pass, then RCC_ERR_ABORTED / the peer failure (naming the rank) if the
+  // communicator can no longer be used. For waits outside the engine (shared-memory collectives).
+  Status health();
 
   int rank() const { return rank_; }
   int size() const { return size_; }

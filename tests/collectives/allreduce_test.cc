@@ -6,7 +6,7 @@ using namespace coll_test;
 
 namespace {
 
-const char* kAlgorithms[] = {"ring", "tree", "recursive_doubling"};
+const std::vector<const char*> kAlgorithms = and_shm({"ring", "tree", "recursive_doubling"});
 
 // One allreduce checked against the reference; returns false (with gtest failures) if wrong.
 void run_allreduce(rcc_datatype_t t, rcc_op_t op, size_t count, bool in_place, int salt) {

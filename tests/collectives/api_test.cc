@@ -51,7 +51,7 @@ TEST(Nonblocking, ManyInFlightWaitedInReverseOrder) {
 TEST(BackToBack, DifferentSizesAndAlgorithmsWithoutBarrier) {
   const int ranks = ranktest::size(), rank = ranktest::rank();
   const size_t sizes[] = {1, 262149, 3, 1023, 100000, 0, 7, 65536};
-  const char* algorithms[] = {"ring", "tree", "recursive_doubling"};
+  const std::vector<const char*> algorithms = and_shm({"ring", "tree", "recursive_doubling"});
   int round = 0;
   for (size_t count : sizes) {
     for (const char* algorithm : algorithms) {
@@ -131,6 +131,13 @@ TEST(Errors, BadArgumentsOnEveryRank) {
   {
     ForceAlgo bad("broadcast:ring");  // ring is not a broadcast algorithm
     expect_invalid(rcc_broadcast(comm, f.data(), 4, RCC_FLOAT32, 0), "wrong algorithm", "ring");
+  }
+  if (!shm_enabled()) {
+    // Without a segment (RCC_SHM=0), forcing the shared-memory algorithm is a usage error that
+    // says why, not a crash.
+    ForceAlgo shm("allreduce:shm");
+    EXPECT_EQ(rcc_allreduce(comm, f.data(), f.data(), 4, RCC_FLOAT32, RCC_SUM), RCC_ERR_INVALID_USAGE);
+    EXPECT_NE(std::string(rcc_last_error()).find("RCC_SHM"), std::string::npos) << rcc_last_error();
   }
   // Count 0 with NULL buffers is a valid no-op, and nothing was left in flight: this still works.
   RCC_EXPECT_OK(rcc_allreduce(comm, nullptr, nullptr, 0, RCC_FLOAT32, RCC_SUM));

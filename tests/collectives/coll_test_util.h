@@ -19,6 +19,19 @@ inline bool quick() {
   return value != nullptr && value[0] == '1';
 }
 
+// The suite runs twice: as configured (one host: collectives through shared memory) and with
+// RCC_SHM=0 (every collective through the transport); "shm" can be forced only in the first.
+inline bool shm_enabled() {
+  const char* value = std::getenv("RCC_SHM");
+  return value == nullptr || std::string(value) != "0";
+}
+// The message-based algorithms given, plus "shm" when it is available.
+inline std::vector<const char*> and_shm(std::initializer_list<const char*> algorithms) {
+  std::vector<const char*> all(algorithms);
+  if (shm_enabled()) all.push_back("shm");
+  return all;
+}
+
 // Forces algorithms through RCC_ALGO for one scope (the library rereads it when it changes).
 class ForceAlgo {
  public:

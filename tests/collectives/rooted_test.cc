@@ -31,7 +31,7 @@ std::vector<int> roots_for(size_t count) {
 }  // namespace
 
 TEST(Broadcast, EveryRootCountPerAlgorithm) {
-  for (const char* algorithm : {"tree", "pipeline"}) {
+  for (const char* algorithm : and_shm({"tree", "pipeline"})) {
     ForceAlgo force(std::string("broadcast:") + algorithm);
     for (rcc_datatype_t t : {RCC_INT8, RCC_FLOAT16, RCC_FLOAT64}) {
       for (size_t count : counts_for(t)) {

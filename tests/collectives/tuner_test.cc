@@ -34,21 +34,21 @@ TEST(Tuner, EstimatesGrowWithBytes) {
 TEST(Tuner, RccAlgoOverridesAndRejectsUnknownNames) {
   Algorithm chosen;
   setenv("RCC_ALGO", "allreduce:tree,broadcast:pipeline", 1);
-  ASSERT_EQ(choose_algorithm(Kind::kAllreduce, 8, 8, &chosen), RCC_SUCCESS);
+  ASSERT_EQ(choose_algorithm(Kind::kAllreduce, 8, 8, false, &chosen), RCC_SUCCESS);
   EXPECT_EQ(chosen, Algorithm::kTree);
-  ASSERT_EQ(choose_algorithm(Kind::kBroadcast, 8, 8, &chosen), RCC_SUCCESS);
+  ASSERT_EQ(choose_algorithm(Kind::kBroadcast, 8, 8, false, &chosen), RCC_SUCCESS);
   EXPECT_EQ(chosen, Algorithm::kPipeline);
-  ASSERT_EQ(choose_algorithm(Kind::kAllgather, 8, 8, &chosen), RCC_SUCCESS);  // not forced: the model
+  ASSERT_EQ(choose_algorithm(Kind::kAllgather, 8, 8, false, &chosen), RCC_SUCCESS);  // not forced: the model
   EXPECT_EQ(chosen, Algorithm::kRing);
   setenv("RCC_ALGO", "allreduce:rd", 1);
-  ASSERT_EQ(choose_algorithm(Kind::kAllreduce, size_t{1} << 30, 8, &chosen), RCC_SUCCESS);
+  ASSERT_EQ(choose_algorithm(Kind::kAllreduce, size_t{1} << 30, 8, false, &chosen), RCC_SUCCESS);
   EXPECT_EQ(chosen, Algorithm::kRecursiveDoubling);
   for (const char* bad : {"allreduce:fast", "allreduce", "bcast:tree", "broadcast:ring", "allreduce:ring,x:y"}) {
     setenv("RCC_ALGO", bad, 1);
     chosen = Algorithm::kLinear;
-    EXPECT_EQ(choose_algorithm(Kind::kAllreduce, 8, 8, &chosen), RCC_ERR_INVALID_ARGUMENT) << bad;
+    EXPECT_EQ(choose_algorithm(Kind::kAllreduce, 8, 8, false, &chosen), RCC_ERR_INVALID_ARGUMENT) << bad;
     EXPECT_EQ(chosen, Algorithm::kLinear) << "output written on failure for " << bad;
   }
   unsetenv("RCC_ALGO");
-  ASSERT_EQ(choose_algorithm(Kind::kAllreduce, 8, 8, &chosen), RCC_SUCCESS);
+  ASSERT_EQ(choose_algorithm(Kind::kAllreduce, 8, 8, false, &chosen), RCC_SUCCESS);
 }

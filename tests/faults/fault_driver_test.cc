@@ -97,16 +97,24 @@ INSTANTIATE_TEST_SUITE_P(Ops, FaultTest,
                                          Case{"allreduce_rd", "allreduce", "allreduce:recursive_doubling"},
                                          Case{"broadcast_tree", "broadcast", "broadcast:tree"},
                                          Case{"broadcast_pipeline", "broadcast", "broadcast:pipeline"},
-                                         Case{"barrier", "barrier", ""}, Case{"allgather", "allgather", ""},
-                                         Case{"alltoall", "alltoall", ""}),
+                                         Case{"allreduce_shm", "allreduce", "allreduce:shm"},
+                                         Case{"broadcast_shm", "broadcast", "broadcast:shm"},
+                                         Case{"barrier", "barrier", ""},
+                                         Case{"barrier_dissemination", "barrier", "barrier:dissemination"},
+                                         Case{"allgather", "allgather", ""}, Case{"allgather_ring", "allgather", "allgather:ring"},
+                                         Case{"alltoall", "alltoall", ""},
+                                         Case{"alltoall_pairwise", "alltoall", "alltoall:pairwise"}),
                          [](const testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
-// rcc_comm_abort from another thread ends a blocked receive at once; later calls fail with
-// RCC_ERR_ABORTED; destroy returns promptly (checked inside the victim program).
-TEST(AbortTest, AbortEndsBlockedReceive) {
-  const std::string marker = "rcc-fault-marker-" + std::to_string(getpid()) + "-abort";
+// rcc_comm_abort from another thread ends a blocked receive (or a collective waiting for a peer
+// that never comes: "abort-collective") at once; later calls fail with RCC_ERR_ABORTED; destroy
+// returns promptly (checked inside the victim program).
+class AbortTest : public testing::TestWithParam<const char*> {};
+
+TEST_P(AbortTest, AbortEndsBlockedCall) {
+  const std::string marker = "rcc-fault-marker-" + std::to_string(getpid()) + "-" + GetParam();
   faults::Outcome run = faults::run({faults::required_env("RCC_TEST_RCCRUN"), "-n", "2",
-                                     faults::required_env("RCC_TEST_VICTIM"), "abort", marker},
+                                     faults::required_env("RCC_TEST_VICTIM"), GetParam(), marker},
                                     60);
   ASSERT_FALSE(run.timed_out) << run.out << run.err;
   EXPECT_EQ(run.status, 0) << run.out << run.err;
@@ -115,6 +123,11 @@ TEST(AbortTest, AbortEndsBlockedReceive) {
   for (const std::string& line : results) EXPECT_EQ(faults::field(line, "failures"), "0") << line;
   EXPECT_FALSE(faults::processes_left(marker));
 }
+
+INSTANTIATE_TEST_SUITE_P(Calls, AbortTest, testing::Values("abort", "abort-collective"),
+                         [](const testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param) == "abort" ? std::string("receive") : std::string("collective");
+                         });
 
 }  // namespace
 

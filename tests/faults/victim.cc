@@ -113,7 +113,8 @@ rcc_status_t run_once(const std::string& op, rcc_comm_t comm, int rank, int size
   return rcc_wait(request);
 }
 
-int run_abort_check(rcc_comm_t comm, int rank, int size) {
+// collective: rank 0 is blocked in an allreduce (rank 1 never joins it) instead of a receive.
+int run_abort_check(rcc_comm_t comm, int rank, int size, bool collective) {
   int failures = 0;
   auto check = [&](bool ok, const std::string& what) {
     if (!ok) {
@@ -128,12 +129,14 @@ int run_abort_check(rcc_comm_t comm, int rank, int size) {
     rcc_status_t status = rcc_comm_abort(comm);
     if (status != RCC_SUCCESS) std::fprintf(stderr, "rcc_comm_abort: %s\n", rcc_last_error());
   });
-  // Nobody sends this message: only the abort can end the receive.
+  // Nobody sends this message (nor joins that allreduce): only the abort can end the call.
   int value = 0;
-  rcc_status_t status = rcc_recv(comm, &value, 1, RCC_INT32, (rank + 1) % size, 77);
+  float sum = 1;
+  rcc_status_t status = collective && rank == 0 ? rcc_allreduce(comm, &sum, &sum, 1, RCC_FLOAT32, RCC_SUM)
+                                                : rcc_recv(comm, &value, 1, RCC_INT32, (rank + 1) % size, 77);
   const long long returned_at = now_ms();
   aborter.join();
-  check(status == RCC_ERR_ABORTED, std::string("blocked rcc_recv returned ") + rcc_status_string(status));
+  check(status == RCC_ERR_ABORTED, std::string("blocked call returned ") + rcc_status_string(status));
   check(returned_at - aborted_at.load() < 1000,
         "rcc_recv returned " + std::to_string(returned_at - aborted_at.load()) + " ms after the abort");
   check(rcc_comm_abort(comm) == RCC_SUCCESS, "a second rcc_comm_abort failed");
@@ -157,8 +160,8 @@ int run_abort_check(rcc_comm_t comm, int rank, int size) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || (std::string(argv[1]) != "abort" && argc < 4)) {
-    std::fprintf(stderr, "usage: victim OP VICTIM_RANK SEED [MARKER] | victim abort\n");
+  if (argc < 2 || (std::string(argv[1]).rfind("abort", 0) != 0 && argc < 4)) {
+    std::fprintf(stderr, "usage: victim OP VICTIM_RANK SEED [MARKER] | victim abort|abort-collective\n");
     return kUsage;
   }
   const std::string op = argv[1];
@@ -170,7 +173,7 @@ int main(int argc, char** argv) {
   int rank = 0, size = 0;
   rcc_comm_rank(comm, &rank);
   rcc_comm_size(comm, &size);
-  if (op == "abort") return run_abort_check(comm, rank, size);
+  if (op == "abort" || op == "abort-collective") return run_abort_check(comm, rank, size, op == "abort-collective");
 
   const int victim = std::atoi(argv[2]);
   const unsigned seed = static_cast<unsigned>(std::strtoul(argv[3], nullptr, 10));

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/reduce_kernels.h"
@@ -208,6 +209,29 @@ TEST_P(ReduceKernelsTest, HalfPrecisionRandomPairsMatchReference) {
   }
 }
 
+// A vector whose results are all normal rounds in one instruction on AVX512_BF16; one NaN or
+// subnormal result sends the whole vector through the integer codec. Every lane position gets the
+// special result once, among neighbours whose sums and products round (ties included).
+TEST_P(ReduceKernelsTest, HalfPrecisionOneSpecialLaneAmongRoundingLanes) {
+  constexpr size_t kCount = 4 * 64 + 5;
+  const uint64_t specials[][2] = {{0x0001, 0x0002}, {0x8040, 0x0001}, {0x7fc1, 0x3f80}, {0x7f80, 0xff80},
+                                  {0x0080, 0x8081}, {0x0100, 0x3e80}};  // subnormal, NaN, 2^-126 -> sub
+  for (rcc_op_t op : {RCC_SUM, RCC_PROD}) {
+    for (const auto& special : specials) {
+      for (size_t lane = 0; lane < kCount; lane += 7) {
+        std::vector<uint64_t> a(kCount), b(kCount);
+        for (size_t i = 0; i < kCount; ++i) {
+          a[i] = 0x3f81 + (i % 5);  // 1 + k * 2^-7: with 2^-8 a tie, to even
+          b[i] = (i % 2) ? 0x3b80 : 0x3f83;
+        }
+        a[lane] = special[0];
+        b[lane] = special[1];
+        if (!check_reduce(RCC_BFLOAT16, op, a, b, lane % 2, Aliasing::kSeparate)) return;
+      }
+    }
+  }
+}
+
 TEST_P(ReduceKernelsTest, ScaleDivideMatchesReference) {
   std::mt19937_64 rng(3);
   for (rcc_datatype_t type : {RCC_FLOAT16, RCC_BFLOAT16, RCC_FLOAT32, RCC_FLOAT64}) {
@@ -344,6 +368,33 @@ TEST(ReduceKernelsAcrossIsas, AllPathsBitwiseIdenticalOnRandomBits) {
               << type_info(type).name << " " << kOpNames[op] << ": " << collectives::detail::isa_name(isa)
               << " differs from sse2";
         }
+      }
+    }
+  }
+}
+
+// CPUs with AVX-512 but without AVX512_BF16 run the integer bfloat16 codec on the AVX-512 path;
+// on a CPU with both, the per-ISA tests above cover only the conversion instruction.
+TEST(ReduceKernelsAvx512, Bfloat16WithoutHardwareConversionMatchesReference) {
+  if (!collectives::detail::isa_supported(ReduceIsa::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  const auto& table = collectives::detail::avx512_kernels_without_bf16();
+  std::mt19937_64 rng(11);
+  for (rcc_op_t op : kOps) {
+    collectives::detail::BinaryKernel kernel = table.binary[RCC_BFLOAT16][op];
+    std::vector<uint64_t> all(65536), a(65536), b(65536);
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    for (size_t i = 0; i < a.size(); ++i) {
+      a[i] = rng() & 0xffff;
+      b[i] = (i & 1) ? (rng() & 0xffff) : ((a[i] & 0xff00) ^ (rng() & 0x80ff));
+    }
+    std::vector<std::pair<std::vector<uint64_t>, std::vector<uint64_t>>> cases = {{a, b}};
+    for (uint64_t special : special_values(RCC_BFLOAT16)) cases.push_back({all, std::vector<uint64_t>(65536, special)});
+    for (const auto& [x, y] : cases) {
+      Buffer bx(RCC_BFLOAT16, x, 0), by(RCC_BFLOAT16, y, 1);
+      kernel(bx.data(), bx.data(), by.data(), x.size());
+      for (size_t i = 0; i < x.size(); ++i) {
+        uint64_t want = reference_op(RCC_BFLOAT16, op, x[i], y[i]);
+        ASSERT_EQ(bx.at(i), want) << describe(RCC_BFLOAT16, op, x.size(), i, x[i], y[i], bx.at(i), want);
       }
     }
   }

@@ -1,0 +1,13 @@
+// Allreduce through shared memory: every rank reduces everything for 2 ranks and small messages,
+// else each reduces its portion and all copy the results out (costs in shm_reduce.cc).
+#include "collectives/algorithms.h"
+
+namespace rcc::collectives {
+
+Status allreduce_shm(Context& ctx, const Args& args) {
+  const size_t bytes = args.count * rcc_datatype_size(args.datatype);
+  if (shm_reduce_in_one_step(bytes, ctx.size())) return shm_reduce_one_step(ctx, args, true);
+  return shm_reduce_chunks(ctx, args, true);
+}
+
+}  // namespace rcc::collectives

@@ -1,0 +1,45 @@
+// What the shared segment holds: a header, one control line per rank, then two slots per rank.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "shm/segment.h"
+
+namespace rcc::shm {
+
+constexpr uint64_t kMagic = 0x7263632d73686d31ull;  // "rcc-shm1"
+
+struct SegmentHeader {
+  uint64_t magic;
+  uint64_t nonce;  // proves a rank opened the segment its creator made, not a stale one
+  uint64_t ranks;
+  uint64_t slot_bytes;
+  // Futex word bumped by a rank that arrives while others sleep, and how many sleep.
+  alignas(64) std::atomic<uint32_t> wake;
+  std::atomic<uint32_t> sleepers;
+};
+
+// Each rank's step counter in a line of its own (two lines: the adjacent-line prefetcher would
+// otherwise make neighbours share).
+struct alignas(128) StepControl {
+  std::atomic<uint64_t> step;
+};
+
+constexpr size_t kHeaderBytes = 256;
+constexpr size_t kPageBytes = 4096;
+
+inline size_t round_up(size_t value, size_t unit) { return (value + unit - 1) / unit * unit; }
+inline size_t data_offset(int ranks) {
+  return round_up(kHeaderBytes + sizeof(StepControl) * static_cast<size_t>(ranks), kPageBytes);
+}
+inline size_t segment_bytes(int ranks, size_t slot_bytes) {
+  return data_offset(ranks) + static_cast<size_t>(ranks) * 2 * slot_bytes;
+}
+
+static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
+static_assert(std::atomic<uint32_t>::is_always_lock_free && std::atomic<uint64_t>::is_always_lock_free,
+              "the step words are shared between processes");
+
+}  // namespace rcc::shm

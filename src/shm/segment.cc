@@ -1,0 +1,227 @@
+// Setting up and tearing down the segment: find out whether every rank is on this host, let rank 0
+// create it in /dev/shm, let the others map it, and unlink its name once all have (so a crash never
+// leaves it behind).
+#include "shm/segment.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "shm/layout.h"
+
+namespace rcc::shm {
+namespace {
+
+// Slots of all ranks together stay below this, so many ranks do not exhaust /dev/shm.
+constexpr size_t kMaxSlotsBytes = size_t{64} << 20;
+constexpr size_t kMinSlotBytes = size_t{64} << 10;
+
+std::vector<uint8_t> bytes_of(const std::string& text) { return std::vector<uint8_t>(text.begin(), text.end()); }
+std::string text_of(const std::vector<uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
+
+// Same host = same name and same boot: a rebooted or cloned machine with the same name differs.
+std::string host_identity() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) name[0] = '?';
+  std::string boot_id;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
+  return std::string(name) + "/" + boot_id;
+}
+
+// The CPUs this process may run on, as a bit string; the union over the ranks says whether the
+// ranks outnumber the cores they share.
+std::string cpu_mask() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return {};
+  std::string mask(CPU_SETSIZE, '0');
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) mask[static_cast<size_t>(cpu)] = '1';
+  }
+  return mask;
+}
+
+size_t configured_slot_bytes(int ranks) {
+  size_t wanted = static_cast<size_t>(std::max<int64_t>(1, config::get_int_or_default("RCC_SHM_SLOT_BYTES")));
+  wanted = std::min(wanted, kMaxSlotsBytes / (2 * static_cast<size_t>(ranks)));
+  return round_up(std::max(wanted, kMinSlotBytes), kPageBytes);
+}
+
+// Creates, sizes and maps the named segment (rank 0). *mapping is set only on success.
+Status create_mapping(const std::string& name, size_t bytes, void** mapping) {
+  const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) return fail_quietly(RCC_ERR_NO_MEMORY, "shm_open(%s): %s", name.c_str(), std::strerror(errno));
+  // Allocate now: a full /dev/shm is then an error here, not a SIGBUS in the middle of a collective.
+  const int allocated = ftruncate(fd, static_cast<off_t>(bytes)) == 0 ? posix_fallocate(fd, 0, static_cast<off_t>(bytes)) : errno;
+  void* memory = MAP_FAILED;
+  if (allocated == 0) memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  const int error = allocated != 0 ? allocated : errno;
+  close(fd);
+  if (memory == MAP_FAILED) {
+    shm_unlink(name.c_str());
+    return fail_quietly(RCC_ERR_NO_MEMORY, "%zu bytes of shared memory at /dev/shm%s: %s (is /dev/shm full or small?)",
+                        bytes, name.c_str(), std::strerror(error));
+  }
+  *mapping = memory;
+  return RCC_SUCCESS;
+}
+
+// Maps the segment rank 0 created and checks it is that one. *mapping is set only on success.
+Status open_mapping(const std::string& name, uint64_t nonce, int ranks, size_t bytes, void** mapping) {
+  const int fd = shm_open(name.c_str(), O_RDWR, 0);
+  if (fd < 0) {
+    return fail_quietly(RCC_ERR_NO_MEMORY, "shm_open(%s): %s (rank 0 is in another /dev/shm, e.g. another container?)",
+                        name.c_str(), std::strerror(errno));
+  }
+  struct stat info {};
+  void* memory = MAP_FAILED;
+  if (fstat(fd, &info) == 0 && static_cast<size_t>(info.st_size) == bytes) {
+    memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  close(fd);
+  if (memory == MAP_FAILED) return fail_quietly(RCC_ERR_NO_MEMORY, "mapping %s failed", name.c_str());
+  const auto* header = static_cast<const SegmentHeader*>(memory);
+  if (header->magic != kMagic || header->nonce != nonce || header->ranks != static_cast<uint64_t>(ranks)) {
+    munmap(memory, bytes);
+    return fail_quietly(RCC_ERR_NO_MEMORY, "%s is not this communicator's segment", name.c_str());
+  }
+  *mapping = memory;
+  return RCC_SUCCESS;
+}
+
+}  // namespace
+
+Status Segment::create(bootstrap::StoreClient& store, const std::string& key_prefix, int rank, int size,
+                       double timeout_s, p2p::Engine* engine, std::unique_ptr<Segment>* out) {
+  const std::string mode = config::get_string("RCC_SHM");
+  if (mode == "0") return RCC_SUCCESS;
+  if (mode != "1" && mode != "auto") {
+    return fail(RCC_ERR_INVALID_ARGUMENT, "RCC_SHM='%s' is not auto, 0 or 1", mode.c_str());
+  }
+  const bool required = mode == "1";
+  const std::string prefix = key_prefix + "/shm";
+
+  // 1. Are all ranks on this host, and how many cores do they share?
+  std::vector<std::vector<uint8_t>> hosts;
+  RCC_RETURN_IF_ERROR(bootstrap::allgather(store, prefix + "/host", rank, size,
+                                           bytes_of(host_identity() + '\n' + cpu_mask()), timeout_s, &hosts));
+  const std::string mine = text_of(hosts[static_cast<size_t>(rank)]);
+  const std::string my_host = mine.substr(0, mine.find('\n'));
+  std::string cpus_union(CPU_SETSIZE, '0');
+  for (int r = 0; r < size; ++r) {
+    const std::string entry = text_of(hosts[static_cast<size_t>(r)]);
+    const size_t newline = entry.find('\n');
+    if (entry.substr(0, newline) != my_host) {
+      if (required) {
+        return fail(RCC_ERR_INVALID_USAGE, "RCC_SHM=1, but rank %d runs on %s and rank %d on %s (shared memory needs one host)",
+                    rank, my_host.c_str(), r, entry.substr(0, newline).c_str());
+      }
+      RCC_INFO("shared memory: off (rank %d is on another host)", r);
+      return RCC_SUCCESS;
+    }
+    for (size_t cpu = newline + 1, i = 0; cpu < entry.size() && i < cpus_union.size(); ++cpu, ++i) {
+      if (entry[cpu] == '1') cpus_union[i] = '1';
+    }
+  }
+  const long cores = std::count(cpus_union.begin(), cpus_union.end(), '1');
+
+  // 2. Rank 0 creates the segment and publishes its name; the others map it.
+  const size_t slot_bytes = configured_slot_bytes(size);
+  const size_t bytes = segment_bytes(size, slot_bytes);
+  std::string name;
+  uint64_t nonce = 0;
+  void* mapping = nullptr;
+  std::string why;
+  if (rank == 0) {
+    std::random_device random;
+    nonce = (static_cast<uint64_t>(random()) << 32) ^ random();
+    char text[96];
+    std::snprintf(text, sizeof text, "/rcc-%d-%016llx", static_cast<int>(getpid()), static_cast<unsigned long long>(nonce));
+    name = text;
+    if (create_mapping(name, bytes, &mapping) == RCC_SUCCESS) {
+      auto* header = new (mapping) SegmentHeader{};
+      header->magic = kMagic;
+      header->nonce = nonce;
+      header->ranks = static_cast<uint64_t>(size);
+      header->slot_bytes = slot_bytes;
+      for (int r = 0; r < size; ++r) {
+        new (static_cast<uint8_t*>(mapping) + kHeaderBytes + sizeof(StepControl) * static_cast<size_t>(r)) StepControl{};
+      }
+    } else {
+      why = last_error();
+      name.clear();
+    }
+  }
+  std::vector<std::vector<uint8_t>> names;
+  char nonce_text[17];
+  std::snprintf(nonce_text, sizeof nonce_text, "%016llx", static_cast<unsigned long long>(nonce));
+  RCC_RETURN_IF_ERROR(bootstrap::allgather(store, prefix + "/name", rank, size,
+                                           bytes_of(rank == 0 ? name + ' ' + nonce_text : std::string()), timeout_s,
+                                           &names));
+  if (rank != 0) {
+    const std::string published = text_of(names[0]);
+    const size_t space = published.find(' ');
+    name = published.substr(0, space);
+    nonce = space == std::string::npos ? 0 : std::strtoull(published.c_str() + space + 1, nullptr, 16);
+    if (name.empty()) {
+      why = "rank 0 could not create it";
+    } else if (open_mapping(name, nonce, size, bytes, &mapping) != RCC_SUCCESS) {
+      why = last_error();
+    }
+  }
+
+  // 3. Everyone mapped it (or says why not); then the name goes, the mapping stays.
+  std::vector<std::vector<uint8_t>> opened;
+  RCC_RETURN_IF_ERROR(bootstrap::allgather(store, prefix + "/opened", rank, size, bytes_of(mapping ? "" : "x" + why),
+                                           timeout_s, &opened));
+  if (rank == 0 && mapping != nullptr) shm_unlink(name.c_str());
+  for (int r = 0; r < size; ++r) {
+    const std::string failed = text_of(opened[static_cast<size_t>(r)]);
+    if (failed.empty()) continue;
+    if (mapping != nullptr) munmap(mapping, bytes);
+    if (required) {
+      return fail(RCC_ERR_NO_MEMORY, "RCC_SHM=1, but rank %d could not map the shared segment: %s", r,
+                  failed.c_str() + 1);
+    }
+    RCC_WARN("shared memory: off (rank %d could not map the segment: %s); collectives go through the %s transport", r,
+             failed.c_str() + 1, engine->transport_name());
+    return RCC_SUCCESS;
+  }
+
+  std::unique_ptr<Segment> segment(new Segment());
+  segment->rank_ = rank;
+  segment->size_ = size;
+  segment->slot_bytes_ = slot_bytes;
+  segment->oversubscribed_ = cores > 0 && size > cores;
+  segment->timeout_s_ = static_cast<double>(std::max<int64_t>(1, config::get_int_or_default("RCC_TIMEOUT")));
+  segment->engine_ = engine;
+  segment->mapping_ = mapping;
+  segment->mapping_bytes_ = bytes;
+  segment->header_ = static_cast<SegmentHeader*>(mapping);
+  segment->data_ = static_cast<uint8_t*>(mapping) + data_offset(size);
+  RCC_INFO("shared memory: on, %d ranks on %ld cores%s, slots of %zu KiB", size, cores,
+           segment->oversubscribed_ ? " (oversubscribed: waiting ranks yield)" : "", slot_bytes >> 10);
+  *out = std::move(segment);
+  return RCC_SUCCESS;
+}
+
+Segment::~Segment() {
+  if (mapping_ != nullptr) munmap(mapping_, mapping_bytes_);
+}
+
+StepControl* Segment::control(int owner) const {
+  return reinterpret_cast<StepControl*>(reinterpret_cast<uint8_t*>(header_) + kHeaderBytes +
+                                        sizeof(StepControl) * static_cast<size_t>(owner));
+}
+
+}  // namespace rcc::shm
