@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <ucp/api/ucp.h>
 
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -96,6 +97,12 @@ class UcxTransport : public Transport {
   explicit UcxTransport(const Options& options) : options_(options), peers_(options.size) {}
 
   ~UcxTransport() override {
+    // Let operations still in flight (a failed job tears down mid-transfer) finish or fail first:
+    // closing an endpoint with queued operations trips an assertion inside UCX's CMA transport.
+    for (const ArrivedRendezvous& arrived : rendezvous_) ucp_am_data_release(worker_, arrived.descriptor);
+    rendezvous_.clear();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (in_flight_ > 0 && std::chrono::steady_clock::now() < deadline) ucp_worker_progress(worker_);
     for (Peer& peer : peers_) {
       if (peer.ep == nullptr) continue;
       ucp_request_param_t param{};
@@ -299,6 +306,7 @@ class UcxTransport : public Transport {
       return RCC_SUCCESS;
     }
     // Freed in the callback: ucp_request_free before completion would silence the callback.
+    ++in_flight_;
     return RCC_SUCCESS;
   }
 
@@ -322,7 +330,9 @@ class UcxTransport : public Transport {
       } else if (request == nullptr) {
         deliver(arrived.peer, arrived.header);
         delete op;
-      }  // else freed in on_rendezvous_landed
+      } else {
+        ++in_flight_;  // op freed in on_rendezvous_landed
+      }
     }
   }
 
@@ -401,6 +411,7 @@ class UcxTransport : public Transport {
   static void on_rendezvous_landed(void* request, ucs_status_t status, size_t /*length*/, void* user_data) {
     ucp_request_free(request);
     auto* op = static_cast<Operation*>(user_data);
+    --op->transport->in_flight_;
     if (status == UCS_OK) {
       op->transport->deliver(op->peer, op->header);
     } else {
@@ -414,6 +425,7 @@ class UcxTransport : public Transport {
   static void on_send_done(void* request, ucs_status_t status, void* user_data) {
     ucp_request_free(request);
     auto* op = static_cast<Operation*>(user_data);
+    --op->transport->in_flight_;
     if (status == UCS_OK) {
       if (op->cookie != 0) op->transport->push_write_done(op->peer, op->cookie);
     } else {
@@ -446,6 +458,7 @@ class UcxTransport : public Transport {
     void* descriptor;
   };
   std::deque<ArrivedRendezvous> rendezvous_;  // announced by a peer, data not fetched yet
+  size_t in_flight_ = 0;                       // posted operations whose callback has not run
   std::vector<Event> events_;
 };
 
