@@ -15,6 +15,7 @@ Status allgather_shm(Context& ctx, const Args& args) {
   auto* recv = static_cast<uint8_t*>(args.recvbuf);
   for (size_t base = 0; base < block; base += segment.slot_bytes()) {
     const size_t length = std::min(segment.slot_bytes(), block - base);
+    RCC_RETURN_IF_ERROR(segment.begin("allgather"));
     const uint64_t step = segment.next_step();
     std::memcpy(segment.slot(rank, step), send + base, length);
     RCC_RETURN_IF_ERROR(segment.step("allgather"));

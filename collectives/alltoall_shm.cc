@@ -19,6 +19,7 @@ Status alltoall_shm(Context& ctx, const Args& args) {
   const size_t me = static_cast<size_t>(rank);
   for (size_t base = 0; base < block; base += piece) {
     const size_t length = std::min(piece, block - base);
+    RCC_RETURN_IF_ERROR(segment.begin("alltoall"));
     const uint64_t step = segment.next_step();
     uint8_t* slot = segment.slot(rank, step);
     for (int p = 0; p < n; ++p) {

@@ -1,5 +1,5 @@
-// Gather through shared memory: per chunk of one slot every rank copies its piece in, one step, the
-// root copies all pieces out. Cost: ceil(n / slot) steps; the root copies P*n bytes.
+// Gather through shared memory: per chunk of one slot every other rank copies its piece in and
+// publishes (without waiting), the root waits for them all and copies the pieces out. Cost: ceil(n / slot) steps; the root copies P*n bytes.
 #include <algorithm>
 #include <cstring>
 
@@ -17,9 +17,13 @@ Status gather_shm(Context& ctx, const Args& args) {
   for (size_t base = 0; base < block; base += segment.slot_bytes()) {
     const size_t length = std::min(segment.slot_bytes(), block - base);
     const uint64_t step = segment.next_step();
-    if (!root) std::memcpy(segment.slot(rank, step), send + base, length);
-    RCC_RETURN_IF_ERROR(segment.step("gather"));
-    if (!root) continue;
+    if (!root) {
+      RCC_RETURN_IF_ERROR(segment.begin("gather"));
+      std::memcpy(segment.slot(rank, step), send + base, length);
+      segment.publish();
+      continue;
+    }
+    RCC_RETURN_IF_ERROR(segment.wait_others_then_publish("gather"));
     for (int p = 0; p < n; ++p) {
       uint8_t* to = recv + static_cast<size_t>(p) * block + base;
       const uint8_t* from = p == rank ? send + base : segment.slot(p, step);

@@ -21,6 +21,7 @@ Status reduce_scatter_shm(Context& ctx, const Args& args) {
   std::vector<const uint8_t*> inputs(static_cast<size_t>(n));
   for (size_t base = 0; base < block; base += piece) {
     const size_t length = std::min(piece, block - base);
+    RCC_RETURN_IF_ERROR(segment.begin("reduce_scatter"));
     const uint64_t step = segment.next_step();
     uint8_t* slot = segment.slot(rank, step);
     // Own piece too: then no input can alias recvbuf, whatever the caller passed.

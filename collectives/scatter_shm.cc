@@ -1,5 +1,5 @@
-// Scatter through shared memory: per round the root copies a piece of every block into its slot,
-// one step, each rank copies its piece out. Cost: ceil(P*n / slot) steps; the root copies P*n bytes.
+// Scatter through shared memory: per round the root copies a piece of every block into its slot
+// and publishes; each other rank waits for the root only and copies its piece out. Cost: ceil(P*n / slot) steps; the root copies P*n bytes.
 #include <algorithm>
 #include <cstring>
 
@@ -20,15 +20,19 @@ Status scatter_shm(Context& ctx, const Args& args) {
     const size_t length = std::min(piece, block - base);
     const uint64_t step = segment.next_step();
     if (root) {
+      RCC_RETURN_IF_ERROR(segment.begin("scatter"));
       uint8_t* slot = segment.slot(rank, step);
       for (int p = 0; p < n; ++p) {
         if (p != rank) std::memcpy(slot + static_cast<size_t>(p) * piece, send + static_cast<size_t>(p) * block + base, length);
       }
+      segment.publish();
+    } else {
+      RCC_RETURN_IF_ERROR(segment.wait_for(args.root, "scatter"));
     }
-    RCC_RETURN_IF_ERROR(segment.step("scatter"));
     const uint8_t* from = root ? send + static_cast<size_t>(rank) * block + base
                                : segment.slot(args.root, step) + static_cast<size_t>(rank) * piece;
     if (recv + base != from) std::memcpy(recv + base, from, length);
+    if (!root) segment.publish();
   }
   return RCC_SUCCESS;
 }

@@ -62,10 +62,14 @@ Status shm_reduce_one_step(Context& ctx, const Args& args, bool everyone_receive
   }
   for (size_t base = 0; base < args.count; base += chunk) {
     const size_t length = std::min(chunk, args.count - base);
+    RCC_RETURN_IF_ERROR(segment.begin(kind_name(args.kind)));
     const uint64_t step = segment.next_step();
     std::memcpy(segment.slot(rank, step), send + base * element, length * element);
+    if (!receives) {
+      segment.publish();  // reduce: nobody reads what a non-root holds, so it need not wait
+      continue;
+    }
     RCC_RETURN_IF_ERROR(segment.step(kind_name(args.kind)));
-    if (!receives) continue;
     // Own input read in place when it is one of the first two (the kernel may write over those).
     for (int q = 0; q < n; ++q) inputs[q] = q == rank && q < 2 ? send + base * element : segment.slot(q, step);
     shm_reduce_in_order(recv + base * element, inputs, n, length, args);
@@ -85,6 +89,7 @@ Status shm_reduce_chunks(Context& ctx, const Args& args, bool everyone_receives)
   for (size_t base = 0; base < args.count; base += chunk) {
     const size_t length = std::min(chunk, args.count - base);
     // Step 1: the portions the others reduce go into this rank's slot.
+    RCC_RETURN_IF_ERROR(segment.begin(kind_name(args.kind)));
     const uint64_t in_step = segment.next_step();
     uint8_t* mine = segment.slot(rank, in_step);
     for (int p = 0; p < n; ++p) {
@@ -93,7 +98,8 @@ Status shm_reduce_chunks(Context& ctx, const Args& args, bool everyone_receives)
       std::memcpy(mine + begin * element, send + (base + begin) * element, (end - begin) * element);
     }
     RCC_RETURN_IF_ERROR(segment.step(kind_name(args.kind)));
-    // Step 2: reduce portion `rank` of every rank's copy, in rank order, into the next slot.
+    // Step 2: reduce portion `rank` of every rank's copy, in rank order, into the next slot (no
+    // begin(): the step just taken showed everyone past the step that slot held).
     const size_t begin = portion_begin(length, rank, n, element), end = portion_begin(length, rank + 1, n, element);
     const uint64_t out_step = segment.next_step();
     if (end > begin) {

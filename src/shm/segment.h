@@ -3,11 +3,12 @@
 // through the p2p engine: one copy per hop instead of two, and a step costs a cache line, not a
 // message. See docs/shared-memory.md.
 //
-// Ranks advance through numbered steps together. Before arriving at step s a rank writes what its
-// peers need into its slot for s; after every rank has arrived at s, any rank may read any slot for
-// s until it arrives at s + 1. Slots alternate between two buffers per rank, so the writes for
-// s + 1 never touch what a slower peer may still be reading for s, and a rank writes a buffer again
-// (for s + 2) only after everyone arrived at s + 1, so after everyone finished reading it.
+// Ranks advance through numbered steps. A rank's counter at s means: it wrote what it had to write
+// for step s, and finished reading everything of steps before s. Before arriving at step s a rank
+// writes into its slot for s; once the writer arrived, readers may read it until they arrive at
+// s + 1. Slots alternate between two buffers per rank, so the writes for s + 1 never touch what a
+// slower peer may still be reading for s, and a rank writes a buffer again (for s + 2) only after
+// everyone arrived at s + 1 (begin() waits for that when the last step did not already show it).
 #pragma once
 
 #include <atomic>
@@ -40,8 +41,10 @@ class Segment {
   int size() const { return size_; }
   // Bytes of one slot; a multiple of 4096.
   size_t slot_bytes() const { return slot_bytes_; }
-  // The step this rank arrives at next; write into slot(rank(), next_step()) before arriving.
+  // The step this rank arrives at next; write into slot(rank(), next_step()) before arriving, and
+  // only after begin() (which makes sure no rank still reads what that slot held two steps ago).
   uint64_t next_step() const { return step_ + 1; }
+  Status begin(const char* what);
   // The buffer `owner` fills for `step`.
   uint8_t* slot(int owner, uint64_t step) const {
     return data_ + (static_cast<size_t>(owner) * 2 + (step & 1)) * slot_bytes_;
@@ -50,19 +53,30 @@ class Segment {
   // errors: a dead peer (RCC_ERR_PEER_FAILED naming it), an abort, or RCC_TIMEOUT passing.
   Status step(const char* what);
 
+  // One-sided steps, for collectives where only some ranks wait (broadcast: the others wait for the
+  // root; the root waits for nobody). publish() arrives without waiting; wait_for() waits for one
+  // rank to arrive at next_step() (a rank reading another's slot), then the reader publishes.
+  void publish();
+  Status wait_for(int owner, const char* what);
+  // Waits until every other rank arrived at next_step() (a root collecting), then publishes.
+  Status wait_others_then_publish(const char* what);
+
  private:
   Segment() = default;
   StepControl* control(int owner) const;
-  bool all_arrived(uint64_t step, std::memory_order order) const;
-  Status wait_all(uint64_t step, const char* what);
-  void sleep_until(uint64_t step);
+  bool arrived(int owner, uint64_t step) const;
+  // Waits until the ranks in [first, last) other than `except` reached `step`.
+  Status wait_ranks(int first, int last, int except, uint64_t step, const char* what);
+  Status wait_all(uint64_t step, const char* what) { return wait_ranks(0, size_, -1, step, what); }
+  void sleep_until(uint64_t step, int first, int last, int except);
   void wake_sleepers();
-  std::string missing_ranks(uint64_t step) const;
+  std::string missing_ranks(uint64_t step, int first, int last, int except) const;
 
   int rank_ = 0;
   int size_ = 0;
   size_t slot_bytes_ = 0;
   uint64_t step_ = 0;
+  uint64_t all_reached_ = 0;  // every rank is known to have arrived at this step
   bool oversubscribed_ = false;  // more ranks than cores: yield instead of spinning
   double timeout_s_ = 60;
   p2p::Engine* engine_ = nullptr;  // progressed while waiting; reports dead peers and aborts

@@ -27,27 +27,54 @@ inline void cpu_relax() { __builtin_ia32_pause(); }
 
 }  // namespace
 
-bool Segment::all_arrived(uint64_t step, std::memory_order order) const {
-  for (int r = 0; r < size_; ++r) {
-    if (control(r)->step.load(order) < step) return false;
-  }
-  return true;
+bool Segment::arrived(int owner, uint64_t step) const {
+  return control(owner)->step.load(std::memory_order_acquire) >= step;
 }
 
-Status Segment::step(const char* what) {
+Status Segment::begin(const char* what) {
+  const uint64_t previous = step_;  // the slot for step_ + 1 held step_ - 1's data
+  if (all_reached_ >= previous) return RCC_SUCCESS;
+  RCC_RETURN_IF_ERROR(wait_all(previous, what));
+  all_reached_ = previous;
+  return RCC_SUCCESS;
+}
+
+void Segment::publish() {
   const uint64_t target = ++step_;
   // seq_cst store then load: pairs with the sleeper's increment then check (see sleep_until).
   control(rank_)->step.store(target, std::memory_order_seq_cst);
   if (header_->sleepers.load(std::memory_order_seq_cst) != 0) wake_sleepers();
-  if (all_arrived(target, std::memory_order_acquire)) return RCC_SUCCESS;
-  return wait_all(target, what);
 }
 
-Status Segment::wait_all(uint64_t step, const char* what) {
+Status Segment::step(const char* what) {
+  publish();
+  RCC_RETURN_IF_ERROR(wait_all(step_, what));
+  all_reached_ = step_;
+  return RCC_SUCCESS;
+}
+
+Status Segment::wait_for(int owner, const char* what) {
+  return wait_ranks(owner, owner + 1, -1, step_ + 1, what);
+}
+
+Status Segment::wait_others_then_publish(const char* what) {
+  RCC_RETURN_IF_ERROR(wait_ranks(0, size_, rank_, step_ + 1, what));
+  publish();
+  return RCC_SUCCESS;
+}
+
+Status Segment::wait_ranks(int first, int last, int except, uint64_t step, const char* what) {
+  auto done = [&] {
+    for (int r = first; r < last; ++r) {
+      if (r != except && !arrived(r, step)) return false;
+    }
+    return true;
+  };
+  if (done()) return RCC_SUCCESS;
   const Clock::time_point start = Clock::now();
   for (;;) {
     for (int poll = 0; poll < kPollsPerCheck; ++poll) {
-      if (all_arrived(step, std::memory_order_acquire)) return RCC_SUCCESS;
+      if (done()) return RCC_SUCCESS;
       if (oversubscribed_) {
         sched_yield();
       } else {
@@ -56,20 +83,24 @@ Status Segment::wait_all(uint64_t step, const char* what) {
     }
     Status health = engine_->health();
     if (health != RCC_SUCCESS) return health;
-    if (all_arrived(step, std::memory_order_acquire)) return RCC_SUCCESS;
+    if (done()) return RCC_SUCCESS;
     const Clock::duration waited = Clock::now() - start;
     if (std::chrono::duration<double>(waited).count() > timeout_s_) {
       return fail(RCC_ERR_TIMEOUT, "%s: rank %d waited %.0f s (RCC_TIMEOUT) in shared memory for rank(s) %s", what,
-                  rank_, timeout_s_, missing_ranks(step).c_str());
+                  rank_, timeout_s_, missing_ranks(step, first, last, except).c_str());
     }
-    if (waited > kSpinTime) sleep_until(step);
+    if (waited > kSpinTime) sleep_until(step, first, last, except);
   }
 }
 
-void Segment::sleep_until(uint64_t step) {
+void Segment::sleep_until(uint64_t step, int first, int last, int except) {
   header_->sleepers.fetch_add(1, std::memory_order_seq_cst);
   const uint32_t word = header_->wake.load(std::memory_order_seq_cst);
-  if (!all_arrived(step, std::memory_order_seq_cst)) {
+  bool ready = true;
+  for (int r = first; r < last && ready; ++r) {
+    if (r != except && control(r)->step.load(std::memory_order_seq_cst) < step) ready = false;
+  }
+  if (!ready) {
     timespec timeout{0, kSleepNanoseconds};
     // Not FUTEX_PRIVATE: the word is shared between processes.
     syscall(SYS_futex, &header_->wake, FUTEX_WAIT, word, &timeout, nullptr, 0);
@@ -82,10 +113,10 @@ void Segment::wake_sleepers() {
   syscall(SYS_futex, &header_->wake, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
-std::string Segment::missing_ranks(uint64_t step) const {
+std::string Segment::missing_ranks(uint64_t step, int first, int last, int except) const {
   std::string list;
-  for (int r = 0; r < size_; ++r) {
-    if (control(r)->step.load(std::memory_order_acquire) >= step) continue;
+  for (int r = first; r < last; ++r) {
+    if (r == except || arrived(r, step)) continue;
     if (!list.empty()) list += ", ";
     list += std::to_string(r);
   }
