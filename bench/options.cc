@@ -119,6 +119,7 @@ const char* usage() {
          "  -i BYTES  add BYTES each step instead of -f\n"
          "  -n N      timed iterations per size                 (default 20; latency/bw: 1000/100)\n"
          "  -w N      warm-up iterations per size               (default 5; latency/bw: 100/10)\n"
+         "  -W N      bw: messages per window (in flight at once) (default 64)\n"
          "  -d TYPE   int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double (default float)\n"
          "  -o OP     sum prod min max avg                      (default sum)\n"
          "  -r ROOT   root of broadcast/reduce/gather/scatter  (default 0)\n"
@@ -137,7 +138,7 @@ bool parse_command_line(int argc, char** argv, Options* options, std::string* er
       parsed.help = true;
       continue;
     }
-    if (flag.size() != 2 || flag[0] != '-' || std::strchr("bcdefinwoarJz", flag[1]) == nullptr) {
+    if (flag.size() != 2 || flag[0] != '-' || std::strchr("bcdefinwWoarJz", flag[1]) == nullptr) {
       *error = "unknown option '" + flag + "'";
       return false;
     }
@@ -175,6 +176,10 @@ bool parse_command_line(int argc, char** argv, Options* options, std::string* er
         if (!parse_int(value, 0, 100000000, &number)) return *error = bad + " (iterations >= 0)", false;
         parsed.warmup = static_cast<int>(number);
         parsed.warmup_given = true;
+        break;
+      case 'W':
+        if (!parse_int(value, 1, 4096, &number)) return *error = bad + " (a window of 1..4096 messages)", false;
+        parsed.window = static_cast<int>(number);
         break;
       case 'r':
         if (!parse_int(value, 0, 1000000, &number)) return *error = bad + " (a rank >= 0)", false;

@@ -18,6 +18,7 @@ struct Options {
   int warmup = 5;
   bool iters_given = false;   // p2p modes pick OSU-like counts unless -n is given
   bool warmup_given = false;
+  int window = 64;        // -W: bw mode's messages in flight per window (OSU's window size)
   std::vector<std::string> collectives{"allreduce"};
   rcc_datatype_t datatype = RCC_FLOAT32;
   rcc_op_t op = RCC_SUM;

@@ -23,8 +23,6 @@
 namespace rccbench {
 namespace {
 
-constexpr int kBandwidthWindow = 64;
-
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -230,8 +228,9 @@ class Bench {
     const std::vector<size_t> sizes = size_list(options_);
     const size_t largest = std::max<size_t>(sizes.back(), 1);
     // bw: one receive buffer per window slot, so the window shrinks for huge messages (<= 1 GiB).
-    auto window_for = [](size_t bytes) {
-      return static_cast<int>(std::clamp<size_t>((size_t{1} << 30) / std::max<size_t>(bytes, 1), 1, kBandwidthWindow));
+    const size_t max_window = static_cast<size_t>(options_.window);
+    auto window_for = [max_window](size_t bytes) {
+      return static_cast<int>(std::clamp<size_t>((size_t{1} << 30) / std::max<size_t>(bytes, 1), 1, max_window));
     };
     size_t recv_bytes = largest;
     if (mode == "bw" && world_.rank == 1) {

@@ -59,6 +59,8 @@ struct Engine::PeerState {
   std::unique_ptr<transport::RemoteKey> slots_key, credit_key;
 
   uint64_t slots_sent = 0, fins_sent = 0;
+  // The peer's consumption of my messages as last carried by one of its slot headers.
+  uint64_t granted_slots = 0, granted_fins = 0;
   std::deque<PendingMessage> pending_messages;  // waiting for a slot credit
   std::deque<PendingWrite> pending_writes;      // waiting for a FIN credit
 
@@ -162,6 +164,14 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
   RCC_INFO("engine: %d ranks connected over %s, eager limit %zu bytes, %u slots per peer", size_,
            transport_->name(), eager_limit_, slots_);
   return RCC_SUCCESS;
+}
+
+uint64_t Engine::slots_consumed_by(int peer) {
+  return std::max(__atomic_load_n(&credit_area_[peer].slots_consumed, __ATOMIC_ACQUIRE), peers_[peer].granted_slots);
+}
+
+uint64_t Engine::fins_consumed_by(int peer) {
+  return std::max(__atomic_load_n(&credit_area_[peer].fins_consumed, __ATOMIC_ACQUIRE), peers_[peer].granted_fins);
 }
 
 uint8_t* Engine::recv_slot(int peer, uint32_t slot) {
@@ -332,8 +342,7 @@ Status Engine::irecv(void* buffer, size_t bytes, int peer, int tag, uint32_t con
 
 Status Engine::post_slot_message(int peer, const SlotHeader& header, const void* payload, size_t payload_bytes) {
   PeerState& state = peers_[peer];
-  const uint64_t consumed = __atomic_load_n(&credit_area_[peer].slots_consumed, __ATOMIC_ACQUIRE);
-  if (!state.pending_messages.empty() || state.slots_sent - consumed >= slots_) {
+  if (!state.pending_messages.empty() || state.slots_sent - slots_consumed_by(peer) >= slots_) {
     const auto* bytes = static_cast<const uint8_t*>(payload);
     state.pending_messages.push_back({header, std::vector<uint8_t>(bytes, bytes + payload_bytes)});
     return RCC_SUCCESS;
@@ -346,6 +355,10 @@ Status Engine::write_slot(int peer, const SlotHeader& header, const void* payloa
   const uint32_t slot = static_cast<uint32_t>(state.slots_sent % slots_);
   uint8_t* staging = send_slot(peer, slot);
   std::memcpy(staging, &header, sizeof header);
+  // Piggyback this rank's credits for the peer: they count as reported.
+  SlotHeader* sent = reinterpret_cast<SlotHeader*>(staging);
+  sent->credit_slots = state.reported_slots = state.slots_consumed;
+  sent->credit_fins = state.reported_fins = state.fins_consumed;
   if (payload_bytes > 0) std::memcpy(staging + sizeof header, payload, payload_bytes);
   RCC_RETURN_IF_ERROR(transport_->write(peer, staging, sizeof header + payload_bytes, *send_memory_,
                                         state.remote_slots + static_cast<uint64_t>(slot) * slot_bytes_,
@@ -357,15 +370,13 @@ Status Engine::write_slot(int peer, const SlotHeader& header, const void* payloa
 Status Engine::flush_pending(int peer) {
   PeerState& state = peers_[peer];
   while (!state.pending_messages.empty()) {
-    const uint64_t consumed = __atomic_load_n(&credit_area_[peer].slots_consumed, __ATOMIC_ACQUIRE);
-    if (state.slots_sent - consumed >= slots_) break;
+    if (state.slots_sent - slots_consumed_by(peer) >= slots_) break;
     PeerState::PendingMessage message = std::move(state.pending_messages.front());
     state.pending_messages.pop_front();
     RCC_RETURN_IF_ERROR(write_slot(peer, message.header, message.payload.data(), message.payload.size()));
   }
   while (!state.pending_writes.empty()) {
-    const uint64_t consumed = __atomic_load_n(&credit_area_[peer].fins_consumed, __ATOMIC_ACQUIRE);
-    if (state.fins_sent - consumed >= slots_) break;
+    if (state.fins_sent - fins_consumed_by(peer) >= slots_) break;
     PeerState::PendingWrite write = state.pending_writes.front();
     state.pending_writes.pop_front();
     Request* send = write.send;
@@ -458,6 +469,9 @@ Status Engine::handle_slot(int peer, uint32_t slot) {
   const uint8_t* bytes = recv_slot(peer, slot);
   std::memcpy(&header, bytes, sizeof header);
   const uint8_t* payload = bytes + sizeof header;
+  // Credits piggybacked by the peer (cumulative; slot messages arrive in order).
+  state.granted_slots = std::max(state.granted_slots, header.credit_slots);
+  state.granted_fins = std::max(state.granted_fins, header.credit_fins);
   RCC_TRACE("slot %u from rank %d: type %u tag %d length %llu", slot, peer, static_cast<unsigned>(header.type),
             header.tag, static_cast<unsigned long long>(header.length));
   switch (header.type) {
@@ -649,10 +663,20 @@ Status Engine::finish(Request* request) {
   return status;
 }
 
+bool Engine::waiting_for_credits() const {
+  for (const PeerState& state : peers_) {
+    if (!state.failed && (!state.pending_messages.empty() || !state.pending_writes.empty())) return true;
+  }
+  return false;
+}
+
 Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request) {
   int idle = 0;
-  bool progressed = false;  // since last_event was taken: reading the clock per event costs latency
-  Clock::time_point last_event = Clock::now();
+  // The no-progress deadline starts at the first idle stretch (and again after every event): the
+  // clock is not read while events keep coming. Reading it can be a system call (VMs without a
+  // usable TSC), which is a large part of a small message's latency.
+  bool progressed = true;
+  Clock::time_point last_event;
   while (!request->done) {
     Status status = progress_locked();
     if (status != RCC_SUCCESS) {
@@ -673,15 +697,22 @@ Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request)
       }
       continue;
     }
-    // Nothing happens: sleep on the transport so that other ranks on this core can run. The
-    // short timeout also covers credits, which arrive without a notice.
     if (progressed) {
       last_event = Clock::now();
       progressed = false;
     }
-    transport_->wait_for_event(1);
-    lock.unlock();
-    lock.lock();
+    if (waiting_for_credits()) {
+      // Credit words land without a notice, so there is no event to sleep on: keep polling, but
+      // let other ranks on this core run.
+      lock.unlock();
+      sched_yield();
+      lock.lock();
+    } else {
+      // Nothing happens: sleep on the transport so that other ranks on this core can run.
+      transport_->wait_for_event(1);
+      lock.unlock();
+      lock.lock();
+    }
     if (std::chrono::duration<double>(Clock::now() - last_event).count() > timeout_s_) {
       char message[256];
       std::snprintf(message, sizeof message,

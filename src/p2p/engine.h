@@ -103,6 +103,12 @@ class Engine {
   void free_request(Request* request);
   Request* request_at(uint64_t index);
   Status check_usable(int peer);
+  // How many of my slot messages / FINs the peer has consumed: the newer of its credit word and
+  // the credits piggybacked on its slot messages.
+  uint64_t slots_consumed_by(int peer);
+  uint64_t fins_consumed_by(int peer);
+  // Whether some message waits for the peer's credits (which arrive without a notice).
+  bool waiting_for_credits() const;
   uint8_t* recv_slot(int peer, uint32_t slot);
   uint8_t* send_slot(int peer, uint32_t slot);
 

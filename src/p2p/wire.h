@@ -21,8 +21,12 @@ struct SlotHeader {
   uint64_t sender_request;
   uint64_t receiver_request;
   uint64_t target_addr;   // kCts
+  // The writer's cumulative consumption of the reader's messages (piggybacked credits: with
+  // traffic both ways no separate credit write is needed). Never decreases.
+  uint64_t credit_slots;
+  uint64_t credit_fins;
 };
-static_assert(sizeof(SlotHeader) == 48);
+static_assert(sizeof(SlotHeader) == 64);
 
 // Immediate: 4 bits of kind, 28 bits of argument.
 enum class ImmKind : uint32_t { kSlot = 1, kFin = 2 };
@@ -34,7 +38,7 @@ inline ImmKind imm_kind(uint32_t imm) { return static_cast<ImmKind>(imm >> kImmA
 inline uint32_t imm_arg(uint32_t imm) { return imm & kImmArgMask; }
 
 // What a receiver tells a sender about the messages it has consumed (cumulative counts), written
-// into the sender's credit area without a notice.
+// into the sender's credit area without a notice when no slot message carried them back soon enough.
 struct CreditWord {
   uint64_t slots_consumed;
   uint64_t fins_consumed;

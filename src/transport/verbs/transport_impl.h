@@ -57,6 +57,7 @@ struct Peer {
   uint64_t posted = 0;            // requests posted so far
   uint64_t completed = 0;         // requests known complete (signalled ones imply earlier ones)
   uint32_t unsignalled = 0;       // requests posted since the last signalled one
+  uint32_t max_inline = 0;        // writes up to this many bytes are posted inline
 };
 
 class VerbsTransport : public Transport {

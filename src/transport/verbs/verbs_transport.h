@@ -20,11 +20,13 @@ struct VerbsInfo {
   size_t max_chunk = 0;         // writes are split into pieces of at most this many bytes
   int send_queue_depth = 0;
   int receives_per_peer = 0;
+  int max_inline = -1;          // writes up to this size are posted inline (-1: no queue pair yet)
   // Counters since creation.
   uint64_t writes_with_immediate = 0;  // RDMA WRITE_WITH_IMM work requests
   uint64_t notify_sends = 0;           // SENDs carrying a notice (write+send path)
   uint64_t work_requests = 0;          // every posted send-side work request
   uint64_t queued_in_software = 0;     // times work was left queued because the send queue was full
+  uint64_t inline_writes = 0;          // work requests posted with IBV_SEND_INLINE
 };
 
 // False when transport is not a verbs transport.
