@@ -54,6 +54,10 @@ if want vm; then
   log "verbs tests in the soft-RDMA VM (rxe and siw)"
   tests/vm/run-in-vm.sh --rxe --siw --timeout 2400 -- scripts/vm-tests.sh "$root/build"
   record vm-verbs $?
+  log "rcc p2p beside perftest on rxe (smoke: it runs and reports; no timing asserted)"
+  bench/compare --vm --perftest --build "$root/build" --sizes 8:64K --factor 64 --vm-bytes 1M \
+    --out "$root/build/compare-vm-smoke"
+  record vm-perftest-smoke $?
 fi
 if want asan; then
   log "build with AddressSanitizer + UndefinedBehaviorSanitizer"
