@@ -498,6 +498,8 @@ Status Engine::handle_slot(int peer, uint32_t slot) {
       Request* send = request_at(header.sender_request);
       if (send == nullptr || send->kind != Request::Kind::kSend || send->peer != peer || send->done ||
           header.length > send->bytes || header.key_length > eager_limit_) {
+        // After a failure the send was already ended with the error: a late answer is expected.
+        if (broken_ != RCC_SUCCESS || aborted_) break;
         return fail(RCC_ERR_TRANSPORT, "protocol error: unexpected clear-to-send from rank %d", peer);
       }
       if (header.length == 0) {
@@ -521,6 +523,7 @@ Status Engine::handle_fin(int peer, uint32_t request_index) {
   RCC_TRACE("write finished by rank %d for receive %u", peer, request_index);
   Request* receive = request_at(request_index);
   if (receive == nullptr || receive->kind != Request::Kind::kRecv || receive->peer != peer || receive->done) {
+    if (broken_ != RCC_SUCCESS || aborted_) return RCC_SUCCESS;  // ended by the failure already
     return fail(RCC_ERR_TRANSPORT, "protocol error: rank %d finished a write for an unknown receive", peer);
   }
   complete(receive, RCC_SUCCESS);
@@ -531,6 +534,7 @@ Status Engine::handle_fin(int peer, uint32_t request_index) {
 Status Engine::handle_write_done(uint64_t cookie) {
   Request* send = request_at(cookie - 1);
   if (send == nullptr || send->kind != Request::Kind::kSend) {
+    if (broken_ != RCC_SUCCESS || aborted_) return RCC_SUCCESS;  // ended by the failure already
     return fail(RCC_ERR_INTERNAL, "write completion for an unknown request %llu", static_cast<unsigned long long>(cookie));
   }
   complete(send, RCC_SUCCESS);
