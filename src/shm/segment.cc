@@ -64,7 +64,7 @@ Status create_mapping(const std::string& name, size_t bytes, void** mapping) {
   // Allocate now: a full /dev/shm is then an error here, not a SIGBUS in the middle of a collective.
   const int allocated = ftruncate(fd, static_cast<off_t>(bytes)) == 0 ? posix_fallocate(fd, 0, static_cast<off_t>(bytes)) : errno;
   void* memory = MAP_FAILED;
-  if (allocated == 0) memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (allocated == 0) memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   const int error = allocated != 0 ? allocated : errno;
   close(fd);
   if (memory == MAP_FAILED) {
@@ -86,7 +86,7 @@ Status open_mapping(const std::string& name, uint64_t nonce, int ranks, size_t b
   struct stat info {};
   void* memory = MAP_FAILED;
   if (fstat(fd, &info) == 0 && static_cast<size_t>(info.st_size) == bytes) {
-    memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   }
   close(fd);
   if (memory == MAP_FAILED) return fail_quietly(RCC_ERR_NO_MEMORY, "mapping %s failed", name.c_str());
