@@ -35,6 +35,8 @@ Status shm_reduce_one_step(Context& ctx, const Args& args, bool everyone_receive
 // out = inputs[0] op inputs[1] op ... op inputs[n-1], in that order (RCC_AVG divided at the end).
 // out may be inputs[0] or inputs[1], not a later one.
 void shm_reduce_in_order(void* out, const uint8_t* const* inputs, int n, size_t count, const Args& args);
+// A per-thread list of at least `ranks` input pointers, reused across calls (no allocation per call).
+std::vector<const uint8_t*>& shm_input_list(int ranks);
 // Which of the two a reduction of `bytes` per rank on `ranks` ranks uses.
 bool shm_reduce_in_one_step(size_t bytes, int ranks);
 

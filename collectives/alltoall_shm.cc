@@ -28,7 +28,8 @@ Status alltoall_shm(Context& ctx, const Args& args) {
     RCC_RETURN_IF_ERROR(segment.step("alltoall"));
     for (int p = 0; p < n; ++p) {
       const uint8_t* from = p == rank ? send + me * block + base : segment.slot(p, step) + me * piece;
-      std::memcpy(recv + static_cast<size_t>(p) * block + base, from, length);
+      uint8_t* to = recv + static_cast<size_t>(p) * block + base;
+      if (to != from) std::memcpy(to, from, length);  // equal: in place
     }
   }
   return RCC_SUCCESS;

@@ -53,6 +53,9 @@ Status execute(rcc_comm* comm, const Args& args, Algorithm algorithm, bool check
   Context ctx(comm, comm->collective_sequence++);
   if (check) RCC_RETURN_IF_ERROR(check_arguments(ctx, args, kCheckPhase));
   if (args.count == 0 && args.kind != Kind::kBarrier) return RCC_SUCCESS;
+  // Shared-memory collectives may not wait for anyone (a broadcast root), so they would not notice
+  // a failure by themselves.
+  if (algorithm == Algorithm::kShm) RCC_RETURN_IF_ERROR(comm->shm->check_usable(kind_name(args.kind)));
   AlgorithmFn run = lookup(args.kind, algorithm);
   if (run == nullptr) return fail(RCC_ERR_INTERNAL, "no algorithm for collective %d", static_cast<int>(args.kind));
   return run(ctx, args);

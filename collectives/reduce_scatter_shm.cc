@@ -18,7 +18,7 @@ Status reduce_scatter_shm(Context& ctx, const Args& args) {
   const auto* send = static_cast<const uint8_t*>(args.sendbuf);
   auto* recv = static_cast<uint8_t*>(args.recvbuf);
   const size_t me = static_cast<size_t>(rank);
-  std::vector<const uint8_t*> inputs(static_cast<size_t>(n));
+  std::vector<const uint8_t*>& inputs = shm_input_list(n);
   for (size_t base = 0; base < block; base += piece) {
     const size_t length = std::min(piece, block - base);
     RCC_RETURN_IF_ERROR(segment.begin("reduce_scatter"));

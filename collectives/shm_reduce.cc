@@ -38,6 +38,12 @@ void shm_reduce_in_order(void* out, const uint8_t* const* inputs, int n, size_t 
   if (args.op == RCC_AVG) scale_divide(out, count, args.datatype, n);
 }
 
+std::vector<const uint8_t*>& shm_input_list(int ranks) {
+  thread_local std::vector<const uint8_t*> inputs;
+  if (inputs.size() < static_cast<size_t>(ranks)) inputs.resize(static_cast<size_t>(ranks));
+  return inputs;
+}
+
 bool shm_reduce_in_one_step(size_t bytes, int ranks) {
   // Reading every slot costs (P-1)*n remote bytes per rank, the split form 2(P-1)/P*n and one more
   // step per chunk: equal at P = 2, where the one-step form also makes fewer passes over memory
@@ -53,13 +59,7 @@ Status shm_reduce_one_step(Context& ctx, const Args& args, bool everyone_receive
   const bool receives = everyone_receives || rank == args.root;
   const auto* send = static_cast<const uint8_t*>(args.sendbuf);
   auto* recv = static_cast<uint8_t*>(args.recvbuf);
-  const uint8_t* few[8];
-  std::vector<const uint8_t*> many;
-  const uint8_t** inputs = few;
-  if (n > 8) {
-    many.resize(static_cast<size_t>(n));
-    inputs = many.data();
-  }
+  const uint8_t** inputs = shm_input_list(n).data();
   for (size_t base = 0; base < args.count; base += chunk) {
     const size_t length = std::min(chunk, args.count - base);
     RCC_RETURN_IF_ERROR(segment.begin(kind_name(args.kind)));
@@ -85,7 +85,7 @@ Status shm_reduce_chunks(Context& ctx, const Args& args, bool everyone_receives)
   const bool receives = everyone_receives || rank == args.root;
   const auto* send = static_cast<const uint8_t*>(args.sendbuf);
   auto* recv = static_cast<uint8_t*>(args.recvbuf);
-  std::vector<const uint8_t*> inputs(static_cast<size_t>(n));
+  std::vector<const uint8_t*>& inputs = shm_input_list(n);
   for (size_t base = 0; base < args.count; base += chunk) {
     const size_t length = std::min(chunk, args.count - base);
     // Step 1: the portions the others reduce go into this rank's slot.

@@ -21,7 +21,7 @@ const Setting kSettings[] = {
     {"RCC_REDUCE_ISA", "auto", "Reduction kernels: auto (the best this CPU runs), avx512, avx2 or sse2 (alias scalar: the baseline x86-64 path). A level the CPU lacks falls back to the best below it."},
     // Shared memory
     {"RCC_SHM", "auto", "Collectives through a shared-memory segment when every rank is on one host: auto (when it can be set up), 0 (never: through the transport), 1 (required: init fails without it)."},
-    {"RCC_SHM_SLOT_BYTES", "524288", "Bytes of each of a rank's two shared-memory slots (the chunk a collective step moves); at least 64 KiB, and all slots together at most 64 MiB."},
+    {"RCC_SHM_SLOT_BYTES", "524288", "Bytes of each of a rank's two shared-memory slots (the chunk a collective step moves); at least 64 KiB and 64 bytes per rank; all slots together at most 64 MiB unless that floor needs more."},
     // Bootstrap
     {"RCC_BOOTSTRAP_TIMEOUT", "60", "Seconds to wait for all ranks at the rendezvous before failing with RCC_ERR_TIMEOUT."},
     {"RCC_RANK", "", "Rank of this process (set by rccrun)."},

@@ -605,6 +605,7 @@ void Engine::fail_peer_locked(int peer, Status status, const std::string& messag
   // One dead rank breaks the communicator: collectives would otherwise wait on ranks that wait on it.
   if (broken_ == RCC_SUCCESS) {
     broken_ = status;
+    unusable_.store(true, std::memory_order_release);
     broken_message_ = message;
   }
   for (PeerState& other : peers_) other.posted.clear();
@@ -644,6 +645,7 @@ Status Engine::health() {
 void Engine::abort() {
   std::lock_guard<std::mutex> guard(mutex_);
   aborted_ = true;
+  unusable_.store(true, std::memory_order_release);
   for (Request* request : requests_) {
     if (request->in_use && !request->done) complete(request, RCC_ERR_ABORTED, "the communicator was aborted");
   }

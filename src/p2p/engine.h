@@ -69,6 +69,10 @@ class Engine {
   // One progress pass, then RCC_ERR_ABORTED / the peer failure (naming the rank) if the
   // communicator can no longer be used. For waits outside the engine (shared-memory collectives).
   Status health();
+  // Cheap, lock-free: whether a failure or abort may have happened (then call health()).
+  bool maybe_unusable() const {
+    return unusable_.load(std::memory_order_acquire) || has_reported_failures_.load(std::memory_order_acquire);
+  }
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -141,6 +145,7 @@ class Engine {
   std::mutex reported_mutex_;
   std::vector<std::pair<int, std::string>> reported_failures_;
   std::atomic<bool> has_reported_failures_{false};
+  std::atomic<bool> unusable_{false};  // broken_ or aborted_ set (readable without the lock)
 };
 
 // A pending send or receive. Owned by the engine until finish()/wait().

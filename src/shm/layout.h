@@ -19,6 +19,9 @@ struct SegmentHeader {
   // Futex word bumped by a rank that arrives while others sleep, and how many sleep.
   alignas(64) std::atomic<uint32_t> wake;
   std::atomic<uint32_t> sleepers;
+  // 0, or 1 + the first rank whose shared-memory collective failed: the ranks' steps no longer
+  // match, so every rank's later steps fail at once instead of pairing with the wrong call.
+  std::atomic<uint32_t> failed_rank;
 };
 
 // Each rank's step counter in a line of its own (two lines: the adjacent-line prefetcher would

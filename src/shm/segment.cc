@@ -52,10 +52,25 @@ std::string cpu_mask() {
 }
 
 size_t configured_slot_bytes(int ranks) {
+  const size_t count = static_cast<size_t>(ranks);
   size_t wanted = static_cast<size_t>(std::max<int64_t>(1, config::get_int_or_default("RCC_SHM_SLOT_BYTES")));
-  wanted = std::min(wanted, kMaxSlotsBytes / (2 * static_cast<size_t>(ranks)));
-  return round_up(std::max(wanted, kMinSlotBytes), kPageBytes);
+  wanted = std::min(wanted, kMaxSlotsBytes / (2 * count));
+  wanted -= wanted % kPageBytes;  // down: stays under the cap
+  // Collectives cut a slot into one piece per rank: each must hold at least a cache line.
+  const size_t floor = round_up(std::max(kMinSlotBytes, 64 * count), kPageBytes);
+  return std::max(wanted, floor);
 }
+
+// Undoes a half-made segment on every early return: unlinks the name (rank 0) and unmaps.
+struct PendingMapping {
+  void* mapping = nullptr;
+  size_t bytes = 0;
+  std::string name;  // to unlink; empty once unlinked or when not the creator
+  ~PendingMapping() {
+    if (!name.empty()) shm_unlink(name.c_str());
+    if (mapping != nullptr) munmap(mapping, bytes);
+  }
+};
 
 // Creates, sizes and maps the named segment (rank 0). *mapping is set only on success.
 Status create_mapping(const std::string& name, size_t bytes, void** mapping) {
@@ -104,32 +119,41 @@ Status open_mapping(const std::string& name, uint64_t nonce, int ranks, size_t b
 Status Segment::create(bootstrap::StoreClient& store, const std::string& key_prefix, int rank, int size,
                        double timeout_s, p2p::Engine* engine, std::unique_ptr<Segment>* out) {
   const std::string mode = config::get_string("RCC_SHM");
-  if (mode == "0") return RCC_SUCCESS;
-  if (mode != "1" && mode != "auto") {
-    return fail(RCC_ERR_INVALID_ARGUMENT, "RCC_SHM='%s' is not auto, 0 or 1", mode.c_str());
-  }
+  const bool valid = mode == "0" || mode == "1" || mode == "auto";
   const bool required = mode == "1";
   const std::string prefix = key_prefix + "/shm";
 
-  // 1. Are all ranks on this host, and how many cores do they share?
+  // 1. Does every rank want it, is every rank on this host, and how many cores do they share?
+  // Every rank joins this exchange whatever its RCC_SHM, so a rank with a different value makes
+  // the others go without (or fail, with RCC_SHM=1) instead of leaving them waiting.
+  const char my_mode = !valid ? 'x' : mode == "auto" ? 'a' : mode[0];
   std::vector<std::vector<uint8_t>> hosts;
   RCC_RETURN_IF_ERROR(bootstrap::allgather(store, prefix + "/host", rank, size,
-                                           bytes_of(host_identity() + '\n' + cpu_mask()), timeout_s, &hosts));
-  const std::string mine = text_of(hosts[static_cast<size_t>(rank)]);
-  const std::string my_host = mine.substr(0, mine.find('\n'));
+                                           bytes_of(std::string(1, my_mode) + '\n' + host_identity() + '\n' + cpu_mask()),
+                                           timeout_s, &hosts));
+  if (!valid) return fail(RCC_ERR_INVALID_ARGUMENT, "RCC_SHM='%s' is not auto, 0 or 1", mode.c_str());
+  const std::string my_host = host_identity();
   std::string cpus_union(CPU_SETSIZE, '0');
   for (int r = 0; r < size; ++r) {
     const std::string entry = text_of(hosts[static_cast<size_t>(r)]);
-    const size_t newline = entry.find('\n');
-    if (entry.substr(0, newline) != my_host) {
-      if (required) {
-        return fail(RCC_ERR_INVALID_USAGE, "RCC_SHM=1, but rank %d runs on %s and rank %d on %s (shared memory needs one host)",
-                    rank, my_host.c_str(), r, entry.substr(0, newline).c_str());
-      }
-      RCC_INFO("shared memory: off (rank %d is on another host)", r);
+    const size_t first = entry.find('\n'), second = entry.find('\n', first + 1);
+    if (first != 1 || second == std::string::npos) {
+      return fail(RCC_ERR_BOOTSTRAP, "rank %d sent a malformed shared-memory entry", r);
+    }
+    const char their_mode = entry[0];
+    const std::string host = entry.substr(first + 1, second - first - 1);
+    std::string why;
+    if (their_mode == '0' || their_mode == 'x') {
+      why = "rank " + std::to_string(r) + " has RCC_SHM=" + (their_mode == '0' ? "0" : "(invalid)");
+    } else if (host != my_host) {
+      why = "rank " + std::to_string(r) + " runs on " + host + ", this rank on " + my_host;
+    }
+    if (!why.empty()) {
+      if (required) return fail(RCC_ERR_INVALID_USAGE, "RCC_SHM=1, but %s (shared memory needs one host)", why.c_str());
+      RCC_INFO("shared memory: off (%s)", why.c_str());
       return RCC_SUCCESS;
     }
-    for (size_t cpu = newline + 1, i = 0; cpu < entry.size() && i < cpus_union.size(); ++cpu, ++i) {
+    for (size_t cpu = second + 1, i = 0; cpu < entry.size() && i < cpus_union.size(); ++cpu, ++i) {
       if (entry[cpu] == '1') cpus_union[i] = '1';
     }
   }
@@ -142,6 +166,8 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
   uint64_t nonce = 0;
   void* mapping = nullptr;
   std::string why;
+  PendingMapping pending;
+  pending.bytes = bytes;
   if (rank == 0) {
     std::random_device random;
     nonce = (static_cast<uint64_t>(random()) << 32) ^ random();
@@ -149,6 +175,8 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
     std::snprintf(text, sizeof text, "/rcc-%d-%016llx", static_cast<int>(getpid()), static_cast<unsigned long long>(nonce));
     name = text;
     if (create_mapping(name, bytes, &mapping) == RCC_SUCCESS) {
+      pending.mapping = mapping;
+      pending.name = name;
       auto* header = new (mapping) SegmentHeader{};
       header->magic = kMagic;
       header->nonce = nonce;
@@ -178,17 +206,20 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
     } else if (open_mapping(name, nonce, size, bytes, &mapping) != RCC_SUCCESS) {
       why = last_error();
     }
+    pending.mapping = mapping;
   }
 
   // 3. Everyone mapped it (or says why not); then the name goes, the mapping stays.
   std::vector<std::vector<uint8_t>> opened;
   RCC_RETURN_IF_ERROR(bootstrap::allgather(store, prefix + "/opened", rank, size, bytes_of(mapping ? "" : "x" + why),
                                            timeout_s, &opened));
-  if (rank == 0 && mapping != nullptr) shm_unlink(name.c_str());
+  if (!pending.name.empty()) {
+    shm_unlink(pending.name.c_str());
+    pending.name.clear();
+  }
   for (int r = 0; r < size; ++r) {
     const std::string failed = text_of(opened[static_cast<size_t>(r)]);
     if (failed.empty()) continue;
-    if (mapping != nullptr) munmap(mapping, bytes);
     if (required) {
       return fail(RCC_ERR_NO_MEMORY, "RCC_SHM=1, but rank %d could not map the shared segment: %s", r,
                   failed.c_str() + 1);
@@ -209,6 +240,7 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
   segment->mapping_bytes_ = bytes;
   segment->header_ = static_cast<SegmentHeader*>(mapping);
   segment->data_ = static_cast<uint8_t*>(mapping) + data_offset(size);
+  pending.mapping = nullptr;  // the segment owns it now
   RCC_INFO("shared memory: on, %d ranks on %ld cores%s, slots of %zu KiB", size, cores,
            segment->oversubscribed_ ? " (oversubscribed: waiting ranks yield)" : "", slot_bytes >> 10);
   *out = std::move(segment);

@@ -53,6 +53,11 @@ class Segment {
   // errors: a dead peer (RCC_ERR_PEER_FAILED naming it), an abort, or RCC_TIMEOUT passing.
   Status step(const char* what);
 
+  // At the start of every shared-memory collective: fails if a peer failed, the communicator was
+  // aborted, or an earlier shared-memory collective failed on any rank (the steps would no longer
+  // pair up, so the segment is unusable for good: destroy the communicator).
+  Status check_usable(const char* what);
+
   // One-sided steps, for collectives where only some ranks wait (broadcast: the others wait for the
   // root; the root waits for nobody). publish() arrives without waiting; wait_for() waits for one
   // rank to arrive at next_step() (a rank reading another's slot), then the reader publishes.
@@ -71,6 +76,9 @@ class Segment {
   void sleep_until(uint64_t step, int first, int last, int except);
   void wake_sleepers();
   std::string missing_ranks(uint64_t step, int first, int last, int except) const;
+  // Records that this rank's collective failed (first failure wins) and wakes every sleeper.
+  Status give_up(Status status);
+  Status failed_elsewhere(const char* what) const;
 
   int rank_ = 0;
   int size_ = 0;

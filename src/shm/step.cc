@@ -20,6 +20,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kPollsPerCheck = 256;                         // polls between engine progress passes
+constexpr int kPollsPerCheckYielding = 16;                  // the same when every poll yields
 constexpr auto kSpinTime = std::chrono::microseconds(200);  // polling before sleeping
 constexpr long kSleepNanoseconds = 1000000;                 // a sleeper rechecks health every 1 ms
 
@@ -71,9 +72,11 @@ Status Segment::wait_ranks(int first, int last, int except, uint64_t step, const
     return true;
   };
   if (done()) return RCC_SUCCESS;
+  // Yielding polls are system calls already: check health more often than between pauses.
+  const int polls_per_check = oversubscribed_ ? kPollsPerCheckYielding : kPollsPerCheck;
   const Clock::time_point start = Clock::now();
   for (;;) {
-    for (int poll = 0; poll < kPollsPerCheck; ++poll) {
+    for (int poll = 0; poll < polls_per_check; ++poll) {
       if (done()) return RCC_SUCCESS;
       if (oversubscribed_) {
         sched_yield();
@@ -81,24 +84,51 @@ Status Segment::wait_ranks(int first, int last, int except, uint64_t step, const
         cpu_relax();
       }
     }
+    if (header_->failed_rank.load(std::memory_order_acquire) != 0) return failed_elsewhere(what);
     Status health = engine_->health();
-    if (health != RCC_SUCCESS) return health;
+    // A dead peer is found by every rank's own liveness monitor (and named); anything else (an
+    // abort, a transport error) would leave the others waiting: tell them.
+    if (health == RCC_ERR_PEER_FAILED) return health;
+    if (health != RCC_SUCCESS) return give_up(health);
     if (done()) return RCC_SUCCESS;
     const Clock::duration waited = Clock::now() - start;
     if (std::chrono::duration<double>(waited).count() > timeout_s_) {
-      return fail(RCC_ERR_TIMEOUT, "%s: rank %d waited %.0f s (RCC_TIMEOUT) in shared memory for rank(s) %s", what,
-                  rank_, timeout_s_, missing_ranks(step, first, last, except).c_str());
+      return give_up(fail(RCC_ERR_TIMEOUT, "%s: rank %d waited %.0f s (RCC_TIMEOUT) in shared memory for rank(s) %s",
+                          what, rank_, timeout_s_, missing_ranks(step, first, last, except).c_str()));
     }
     if (waited > kSpinTime) sleep_until(step, first, last, except);
   }
 }
 
+Status Segment::check_usable(const char* what) {
+  if (header_->failed_rank.load(std::memory_order_acquire) != 0) return failed_elsewhere(what);
+  if (engine_->maybe_unusable()) RCC_RETURN_IF_ERROR(engine_->health());
+  return RCC_SUCCESS;
+}
+
+Status Segment::give_up(Status status) {
+  uint32_t none = 0;
+  header_->failed_rank.compare_exchange_strong(none, static_cast<uint32_t>(rank_) + 1, std::memory_order_acq_rel);
+  wake_sleepers();
+  return status;
+}
+
+Status Segment::failed_elsewhere(const char* what) const {
+  const uint32_t failed = header_->failed_rank.load(std::memory_order_acquire);
+  return fail(RCC_ERR_PEER_FAILED,
+              "%s: a shared-memory collective failed on rank %u (its log says why), so the ranks' steps no longer "
+              "match; this communicator's collectives cannot continue (destroy it)",
+              what, failed - 1);
+}
+
 void Segment::sleep_until(uint64_t step, int first, int last, int except) {
   header_->sleepers.fetch_add(1, std::memory_order_seq_cst);
   const uint32_t word = header_->wake.load(std::memory_order_seq_cst);
-  bool ready = true;
-  for (int r = first; r < last && ready; ++r) {
-    if (r != except && control(r)->step.load(std::memory_order_seq_cst) < step) ready = false;
+  bool ready = true;  // everyone arrived, or some rank gave up (no point sleeping either way)
+  if (header_->failed_rank.load(std::memory_order_seq_cst) == 0) {
+    for (int r = first; r < last && ready; ++r) {
+      if (r != except && control(r)->step.load(std::memory_order_seq_cst) < step) ready = false;
+    }
   }
   if (!ready) {
     timespec timeout{0, kSleepNanoseconds};

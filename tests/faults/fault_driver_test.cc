@@ -124,6 +124,26 @@ TEST_P(AbortTest, AbortEndsBlockedCall) {
   EXPECT_FALSE(faults::processes_left(marker));
 }
 
+// A rank that joins a shared-memory allreduce after the others timed out gets an error, not a
+// result paired with another call, and the failure sticks on every rank (victim.cc run_late_check).
+TEST(ShmFailureTest, LateRankGetsAnErrorNotAMismatchedResult) {
+  const std::string marker = "rcc-fault-marker-" + std::to_string(getpid()) + "-late";
+  faults::Outcome run = faults::run({faults::required_env("RCC_TEST_RCCRUN"), "-n", "3", "--env", "RCC_TIMEOUT=1",
+                                     faults::required_env("RCC_TEST_VICTIM"), "late", marker},
+                                    60);
+  ASSERT_FALSE(run.timed_out) << run.out << run.err;
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  auto results = faults::lines_starting(run.out, "late-result ");
+  ASSERT_EQ(results.size(), 3u) << run.out << run.err;
+  for (const std::string& line : results) {
+    EXPECT_NE(faults::field(line, "first"), "RCC_SUCCESS") << line;
+    EXPECT_NE(faults::field(line, "second"), "RCC_SUCCESS") << line;
+    // The late rank learns at once; the others within about RCC_TIMEOUT.
+    EXPECT_LT(std::atoll(faults::field(line, "first_ms").c_str()), 5000) << line;
+  }
+  EXPECT_FALSE(faults::processes_left(marker));
+}
+
 INSTANTIATE_TEST_SUITE_P(Calls, AbortTest, testing::Values("abort", "abort-collective"),
                          [](const testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param) == "abort" ? std::string("receive") : std::string("collective");

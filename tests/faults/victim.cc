@@ -159,9 +159,27 @@ int run_abort_check(rcc_comm_t comm, int rank, int size, bool collective) {
 
 }  // namespace
 
+// The last rank joins an allreduce long after the others gave up on it (RCC_TIMEOUT=1): nobody may
+// return success (over shared memory the late rank would otherwise pair with a later call), and the
+// next allreduce fails on every rank too.
+int run_late_check(rcc_comm_t comm, int rank, int size) {
+  if (rank == size - 1) std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  float x = 1.0f;
+  const long long start = now_ms();
+  const rcc_status_t first = rcc_allreduce(comm, &x, &x, 1, RCC_FLOAT32, RCC_SUM);
+  const std::string first_message = first == RCC_SUCCESS ? "" : rcc_last_error();
+  const long long first_ms = now_ms() - start;
+  const rcc_status_t second = rcc_allreduce(comm, &x, &x, 1, RCC_FLOAT32, RCC_SUM);
+  say("late-result rank=" + std::to_string(rank) + " first=" + rcc_status_string(first) +
+      " first_ms=" + std::to_string(first_ms) + " second=" + rcc_status_string(second) + " message=" + first_message);
+  rcc_comm_abort(comm);  // the ranks' steps no longer match: leave without waiting for each other
+  rcc_comm_destroy(comm);
+  return first != RCC_SUCCESS && second != RCC_SUCCESS ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
-  if (argc < 2 || (std::string(argv[1]).rfind("abort", 0) != 0 && argc < 4)) {
-    std::fprintf(stderr, "usage: victim OP VICTIM_RANK SEED [MARKER] | victim abort|abort-collective\n");
+  if (argc < 2 || (std::string(argv[1]).rfind("abort", 0) != 0 && std::string(argv[1]) != "late" && argc < 4)) {
+    std::fprintf(stderr, "usage: victim OP VICTIM_RANK SEED [MARKER] | victim abort|abort-collective|late\n");
     return kUsage;
   }
   const std::string op = argv[1];
@@ -174,6 +192,7 @@ int main(int argc, char** argv) {
   rcc_comm_rank(comm, &rank);
   rcc_comm_size(comm, &size);
   if (op == "abort" || op == "abort-collective") return run_abort_check(comm, rank, size, op == "abort-collective");
+  if (op == "late") return run_late_check(comm, rank, size);
 
   const int victim = std::atoi(argv[2]);
   const unsigned seed = static_cast<unsigned>(std::strtoul(argv[3], nullptr, 10));
