@@ -52,23 +52,6 @@ const std::vector<std::string>& all_collectives() {
 
 bool is_p2p_mode(const std::string& name) { return name == "latency" || name == "bw"; }
 
-bool parse_size(const std::string& text, size_t* bytes) {
-  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return false;
-  errno = 0;
-  char* end = nullptr;
-  unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-  if (errno != 0) return false;
-  unsigned long long scale = 1;
-  std::string suffix = end;
-  if (suffix == "K" || suffix == "k") scale = 1ull << 10;
-  else if (suffix == "M" || suffix == "m") scale = 1ull << 20;
-  else if (suffix == "G" || suffix == "g") scale = 1ull << 30;
-  else if (!suffix.empty()) return false;
-  if (value > (1ull << 40) / scale) return false;  // 1 TiB is far past any sensible run
-  *bytes = static_cast<size_t>(value * scale);
-  return true;
-}
-
 bool parse_datatype(const std::string& text, rcc_datatype_t* datatype) {
   for (const Named& n : kDatatypes) {
     if (text == n.name) {

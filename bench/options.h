@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "rcc/rcc.h"
+#include "size_arg.h"
 
 namespace rccbench {
 
@@ -34,7 +35,6 @@ const std::vector<std::string>& all_collectives();
 bool is_p2p_mode(const std::string& name);  // latency, bw (their own OSU tables)
 
 // "8", "64K", "256M", "1G" (binary multiples).
-bool parse_size(const std::string& text, size_t* bytes);
 bool parse_datatype(const std::string& text, rcc_datatype_t* datatype);
 bool parse_op(const std::string& text, rcc_op_t* op);
 const char* datatype_name(rcc_datatype_t datatype);

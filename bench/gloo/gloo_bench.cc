@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "../size_arg.h"
+
 namespace {
 
 struct Options {
@@ -28,26 +30,14 @@ struct Options {
   std::vector<std::string> modes{"allreduce"};
 };
 
-bool parse_size(const char* text, size_t* out) {
-  char* end = nullptr;
-  unsigned long long value = std::strtoull(text, &end, 10);
-  if (end == text) return false;
-  if (*end == 'K') value <<= 10, ++end;
-  else if (*end == 'M') value <<= 20, ++end;
-  else if (*end == 'G') value <<= 30, ++end;
-  if (*end != '\0') return false;
-  *out = value;
-  return true;
-}
-
 bool parse(int argc, char** argv, Options* o, std::string* error) {
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (i + 1 >= argc) return *error = flag + " needs a value", false;
     std::string value = argv[++i];
     bool ok = true;
-    if (flag == "-b") ok = parse_size(value.c_str(), &o->min_bytes);
-    else if (flag == "-e") ok = parse_size(value.c_str(), &o->max_bytes);
+    if (flag == "-b") ok = rccbench::parse_size(value, &o->min_bytes);
+    else if (flag == "-e") ok = rccbench::parse_size(value, &o->max_bytes);
     else if (flag == "-f") ok = (o->factor = std::atof(value.c_str())) > 1;
     else if (flag == "-n") ok = (o->iters = std::atoi(value.c_str())) > 0;
     else if (flag == "-w") ok = (o->warmup = std::atoi(value.c_str())) >= 0;

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "../size_arg.h"
+
 namespace {
 
 struct Options {
@@ -24,26 +26,14 @@ struct Options {
   std::vector<std::string> modes{"allreduce"};
 };
 
-bool parse_size(const char* text, size_t* out) {
-  char* end = nullptr;
-  unsigned long long value = std::strtoull(text, &end, 10);
-  if (end == text) return false;
-  if (*end == 'K') value <<= 10, ++end;
-  else if (*end == 'M') value <<= 20, ++end;
-  else if (*end == 'G') value <<= 30, ++end;
-  if (*end != '\0') return false;
-  *out = value;
-  return true;
-}
-
 bool parse(int argc, char** argv, Options* o, std::string* error) {
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (i + 1 >= argc) return *error = flag + " needs a value", false;
     const char* value = argv[++i];
     bool ok = true;
-    if (flag == "-b") ok = parse_size(value, &o->min_bytes);
-    else if (flag == "-e") ok = parse_size(value, &o->max_bytes);
+    if (flag == "-b") ok = rccbench::parse_size(value, &o->min_bytes);
+    else if (flag == "-e") ok = rccbench::parse_size(value, &o->max_bytes);
     else if (flag == "-f") ok = (o->factor = std::atof(value)) > 1;
     else if (flag == "-n") ok = (o->iters = std::atoi(value)) > 0, o->iters_given = true;
     else if (flag == "-w") ok = (o->warmup = std::atoi(value)) >= 0;

@@ -220,4 +220,10 @@ std::string peer_address(int fd) {
   return sockaddr_text(reinterpret_cast<sockaddr*>(&peer));
 }
 
+std::string host_name() {
+  char name[256] = {0};
+  if (gethostname(name, sizeof name - 1) != 0) return "?";
+  return name;
+}
+
 }  // namespace rcc::bootstrap

@@ -37,4 +37,7 @@ Status recv_some(int fd, void* buf, size_t size, Clock::time_point deadline, con
 // "1.2.3.4:5678" for the peer of a connected socket.
 std::string peer_address(int fd);
 
+// This machine's host name, "?" if it cannot be read.
+std::string host_name();
+
 }  // namespace rcc::bootstrap

@@ -23,12 +23,6 @@ struct Hello {
   char secret[64];
 };
 
-std::string hostname() {
-  char name[256] = {0};
-  if (gethostname(name, sizeof name - 1) != 0) return "?";
-  return name;
-}
-
 }  // namespace
 
 LivenessMonitor::LivenessMonitor(int rank, int size, FailureCallback on_failure)
@@ -72,7 +66,7 @@ Status LivenessMonitor::connect_mesh(bootstrap::StoreClient& store, const std::s
                                      const std::string& secret, double timeout_s) {
   int port = 0;
   RCC_RETURN_IF_ERROR(bootstrap::listen_tcp("0.0.0.0", 0, &listen_fd_, &port));
-  const std::string mine = bootstrap::join_address(bootstrap::advertised_host(), port) + " " + hostname();
+  const std::string mine = bootstrap::join_address(bootstrap::advertised_host(), port) + " " + bootstrap::host_name();
   std::vector<std::vector<uint8_t>> all;
   RCC_RETURN_IF_ERROR(bootstrap::allgather(store, key_prefix + "/liveness", rank_, size_,
                                            std::vector<uint8_t>(mine.begin(), mine.end()), timeout_s, &all));

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <random>
 
+#include "bootstrap/socket_util.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "shm/layout.h"
@@ -31,11 +32,9 @@ std::string text_of(const std::vector<uint8_t>& bytes) { return std::string(byte
 
 // Same host = same name and same boot: a rebooted or cloned machine with the same name differs.
 std::string host_identity() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) name[0] = '?';
   std::string boot_id;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
-  return std::string(name) + "/" + boot_id;
+  return bootstrap::host_name() + "/" + boot_id;
 }
 
 // The CPUs this process may run on, as a bit string; the union over the ranks says whether the
@@ -127,12 +126,12 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
   // Every rank joins this exchange whatever its RCC_SHM, so a rank with a different value makes
   // the others go without (or fail, with RCC_SHM=1) instead of leaving them waiting.
   const char my_mode = !valid ? 'x' : mode == "auto" ? 'a' : mode[0];
+  const std::string my_host = host_identity();
   std::vector<std::vector<uint8_t>> hosts;
   RCC_RETURN_IF_ERROR(bootstrap::allgather(store, prefix + "/host", rank, size,
-                                           bytes_of(std::string(1, my_mode) + '\n' + host_identity() + '\n' + cpu_mask()),
+                                           bytes_of(std::string(1, my_mode) + '\n' + my_host + '\n' + cpu_mask()),
                                            timeout_s, &hosts));
   if (!valid) return fail(RCC_ERR_INVALID_ARGUMENT, "RCC_SHM='%s' is not auto, 0 or 1", mode.c_str());
-  const std::string my_host = host_identity();
   std::string cpus_union(CPU_SETSIZE, '0');
   for (int r = 0; r < size; ++r) {
     const std::string entry = text_of(hosts[static_cast<size_t>(r)]);
@@ -236,7 +235,6 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
   segment->oversubscribed_ = cores > 0 && size > cores;
   segment->timeout_s_ = static_cast<double>(std::max<int64_t>(1, config::get_int_or_default("RCC_TIMEOUT")));
   segment->engine_ = engine;
-  segment->mapping_ = mapping;
   segment->mapping_bytes_ = bytes;
   segment->header_ = static_cast<SegmentHeader*>(mapping);
   segment->data_ = static_cast<uint8_t*>(mapping) + data_offset(size);
@@ -248,7 +246,7 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
 }
 
 Segment::~Segment() {
-  if (mapping_ != nullptr) munmap(mapping_, mapping_bytes_);
+  if (header_ != nullptr) munmap(header_, mapping_bytes_);
 }
 
 StepControl* Segment::control(int owner) const {

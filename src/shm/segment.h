@@ -88,9 +88,8 @@ class Segment {
   bool oversubscribed_ = false;  // more ranks than cores: yield instead of spinning
   double timeout_s_ = 60;
   p2p::Engine* engine_ = nullptr;  // progressed while waiting; reports dead peers and aborts
-  void* mapping_ = nullptr;
+  SegmentHeader* header_ = nullptr;  // the start of the mapping
   size_t mapping_bytes_ = 0;
-  SegmentHeader* header_ = nullptr;
   uint8_t* data_ = nullptr;
 };
 

@@ -119,9 +119,7 @@ Status VerbsTransport::connect_through_cm(const std::vector<RankAddress>& addres
     if (std::chrono::steady_clock::now() > deadline) {
       std::string missing;
       for (int r = 0; r < options_.size; ++r) {
-        if (r == me || peers_[r].connected) continue;
-        if (!missing.empty()) missing += ',';  // not `"," + to_string`: GCC 12 -O3 -Wrestrict false positive
-        missing += std::to_string(r);
+        if (r != me && !peers_[r].connected) missing += (missing.empty() ? "" : ",") + std::to_string(r);
       }
       return fail(RCC_ERR_TIMEOUT, "verbs: iWARP connections to ranks %s not established within %llds (RCC_TIMEOUT)",
                   missing.c_str(), static_cast<long long>(timeout_s));
