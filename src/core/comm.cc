@@ -1,5 +1,7 @@
 #include "core/comm.h"
 
+#include <sched.h>
+
 #include <mutex>
 #include <unordered_set>
 
@@ -62,6 +64,19 @@ bool is_live_request(rcc_request* request) {
   return live_requests().count(request) == 1;
 }
 
+namespace {
+
+// Whether this host's ranks outnumber the cores this process may use (unknown count: assume so,
+// then waiting ranks yield, which costs latency but never starves a rank of its core).
+bool host_oversubscribed(int local_size) {
+  cpu_set_t cores;
+  CPU_ZERO(&cores);
+  if (local_size <= 0 || sched_getaffinity(0, sizeof cores, &cores) != 0) return true;
+  return local_size > CPU_COUNT(&cores);
+}
+
+}  // namespace
+
 Status create_comm(const bootstrap::JobInfo& job, std::unique_ptr<bootstrap::StoreServer> server,
                    std::unique_ptr<bootstrap::StoreClient> store, rcc_comm** out) {
   log::set_rank(job.rank);
@@ -90,6 +105,7 @@ Status create_comm(const bootstrap::JobInfo& job, std::unique_ptr<bootstrap::Sto
       *comm->store, prefix, job.rank, job.size, job.secret, timeout_s,
       [engine](int peer, const std::string& why) { engine->peer_failed(peer, why); }, &comm->liveness));
   RCC_RETURN_IF_ERROR(shm::Segment::create(*comm->store, prefix, job.rank, job.size, timeout_s, engine, &comm->shm));
+  engine->set_oversubscribed(comm->shm ? comm->shm->oversubscribed() : host_oversubscribed(job.local_size));
   comm->executor = std::make_unique<Executor>();
   RCC_INFO("communicator ready: rank %d of %d (%s), transport %s%s", job.rank, job.size, job.source.c_str(),
            comm->engine->transport_name(), comm->shm ? ", collectives through shared memory" : "");

@@ -74,6 +74,10 @@ class Engine {
     return unusable_.load(std::memory_order_acquire) || has_reported_failures_.load(std::memory_order_acquire);
   }
 
+  // Whether this host runs more ranks than it has cores for them: then waiting threads yield the
+  // core while they spin. Set once, before the communicator is used.
+  void set_oversubscribed(bool oversubscribed) { oversubscribed_ = oversubscribed; }
+
   int rank() const { return rank_; }
   int size() const { return size_; }
   const char* transport_name() const { return transport_->name(); }
@@ -125,6 +129,7 @@ class Engine {
   size_t slot_bytes_;
   uint32_t slots_;  // per peer
   int spin_count_;
+  bool oversubscribed_ = true;  // until told otherwise: yielding is the safe default
   double timeout_s_;
   bool aborted_ = false;
 

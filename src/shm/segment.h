@@ -39,6 +39,8 @@ class Segment {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // More ranks than the cores they may run on (the union of their affinity masks).
+  bool oversubscribed() const { return oversubscribed_; }
   // Bytes of one slot; a multiple of 4096.
   size_t slot_bytes() const { return slot_bytes_; }
   // The step this rank arrives at next; write into slot(rank(), next_step()) before arriving, and
