@@ -50,18 +50,14 @@ extern "C" rcc_status_t rcc_send(rcc_comm_t comm, const void* buf, size_t count,
                                  int tag) {
   size_t bytes = 0;
   RCC_RETURN_IF_ERROR(check_p2p(comm, buf, count, datatype, peer, tag, "rcc_send", &bytes));
-  rcc::p2p::Request* pending = nullptr;
-  RCC_RETURN_IF_ERROR(comm->engine->isend(buf, bytes, peer, tag, rcc::p2p::kUserContext, &pending));
-  return comm->engine->wait(pending);
+  return comm->engine->send(buf, bytes, peer, tag, rcc::p2p::kUserContext);
 }
 
 extern "C" rcc_status_t rcc_recv(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int peer,
                                  int tag) {
   size_t bytes = 0;
   RCC_RETURN_IF_ERROR(check_p2p(comm, buf, count, datatype, peer, tag, "rcc_recv", &bytes));
-  rcc::p2p::Request* pending = nullptr;
-  RCC_RETURN_IF_ERROR(comm->engine->irecv(buf, bytes, peer, tag, rcc::p2p::kUserContext, &pending));
-  return comm->engine->wait(pending);
+  return comm->engine->recv(buf, bytes, peer, tag, rcc::p2p::kUserContext);
 }
 
 extern "C" rcc_status_t rcc_test(rcc_request_t request, int* done) {

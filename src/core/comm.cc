@@ -21,6 +21,10 @@ std::unordered_set<rcc_request*>& live_requests() {
   static auto* requests = new std::unordered_set<rcc_request*>;
   return *requests;
 }
+// Bumped whenever a communicator goes away: a thread's cached "this comm is live" is then stale.
+std::atomic<uint64_t> g_unregistrations{0};
+thread_local const rcc_comm* t_live_comm = nullptr;
+thread_local uint64_t t_live_comm_unregistrations = 0;
 // Communicators made by one process are numbered so that their rendezvous keys never collide.
 std::atomic<uint64_t> g_comm_generation{0};
 
@@ -33,17 +37,23 @@ void register_comm(rcc_comm* comm) {
 
 bool unregister_comm(rcc_comm* comm) {
   std::lock_guard<std::mutex> guard(g_registry_mutex);
+  g_unregistrations.fetch_add(1, std::memory_order_acq_rel);
   return live_comms().erase(comm) == 1;
 }
 
 Status check_comm(rcc_comm_t comm, const char* function) {
   if (comm == nullptr) return fail(RCC_ERR_INVALID_ARGUMENT, "%s: comm is NULL", function);
-  {
+  // The registry lookup (a global lock and a hash) is skipped when this thread already found this
+  // comm live and no communicator has been destroyed since (a lock per call shows in small-message latency).
+  const uint64_t unregistrations = g_unregistrations.load(std::memory_order_acquire);
+  if (comm != t_live_comm || unregistrations != t_live_comm_unregistrations) {
     std::lock_guard<std::mutex> guard(g_registry_mutex);
     if (live_comms().count(comm) == 0) {
       return fail(RCC_ERR_INVALID_USAGE, "%s: comm is not a live communicator (destroyed, or never initialised)",
                   function);
     }
+    t_live_comm = comm;
+    t_live_comm_unregistrations = g_unregistrations.load(std::memory_order_acquire);
   }
   if (comm->aborted.load()) return fail(RCC_ERR_ABORTED, "%s: the communicator was aborted", function);
   return RCC_SUCCESS;

@@ -301,8 +301,36 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
   return RCC_SUCCESS;
 }
 
+Status Engine::send(const void* buffer, size_t bytes, int peer, int tag, uint32_t context) {
+  if (bytes <= eager_limit_ && peer != rank_) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    RCC_RETURN_IF_ERROR(check_usable(peer));
+    SlotHeader header{};
+    header.type = SlotType::kEager;
+    header.tag = tag;
+    header.context = context;
+    header.length = bytes;
+    return post_slot_message(peer, header, buffer, bytes);  // the payload is copied: done
+  }
+  Request* request = nullptr;
+  RCC_RETURN_IF_ERROR(isend(buffer, bytes, peer, tag, context, &request));
+  return wait(request);
+}
+
+Status Engine::recv(void* buffer, size_t bytes, int peer, int tag, uint32_t context) {
+  std::unique_lock<std::mutex> lock(mutex_);  // one lock for post, wait and free
+  Request* request = nullptr;
+  RCC_RETURN_IF_ERROR(irecv_locked(buffer, bytes, peer, tag, context, &request));
+  wait_locked(lock, request);
+  return finish_locked(request);
+}
+
 Status Engine::irecv(void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out) {
   std::lock_guard<std::mutex> guard(mutex_);
+  return irecv_locked(buffer, bytes, peer, tag, context, out);
+}
+
+Status Engine::irecv_locked(void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out) {
   RCC_RETURN_IF_ERROR(check_usable(peer));
   Request* request = new_request();
   request->kind = Request::Kind::kRecv;
@@ -442,7 +470,11 @@ void Engine::match_or_queue_eager(int peer, const SlotHeader& header, const uint
   for (auto it = state.posted.begin(); it != state.posted.end(); ++it) {
     Request* receive = *it;
     if (receive->tag != header.tag || receive->context != header.context) continue;
-    state.posted.erase(it);
+    if (it == state.posted.begin()) {
+      state.posted.pop_front();  // the usual case, and much cheaper than erase
+    } else {
+      state.posted.erase(it);
+    }
     if (header.length > receive->bytes) {
       complete(receive, RCC_ERR_TRUNCATED,
                truncation_message(header.length, peer, header.tag, receive->bytes));
@@ -663,6 +695,10 @@ Status Engine::test(Request* request, bool* done) {
 
 Status Engine::finish(Request* request) {
   std::lock_guard<std::mutex> guard(mutex_);
+  return finish_locked(request);
+}
+
+Status Engine::finish_locked(Request* request) {
   Status status = request->status;
   if (status != RCC_SUCCESS) set_last_error(request->error);
   free_request(request);
@@ -734,11 +770,9 @@ Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request)
 }
 
 Status Engine::wait(Request* request) {
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    wait_locked(lock, request);
-  }
-  return finish(request);
+  std::unique_lock<std::mutex> lock(mutex_);
+  wait_locked(lock, request);
+  return finish_locked(request);
 }
 
 Status Engine::wait_all(Request* const* requests, size_t count) {

@@ -42,7 +42,11 @@ class Engine {
   ~Engine();
 
   Status isend(const void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out);
+  // isend + wait; a small message to another rank is handed to the transport without a Request.
+  Status send(const void* buffer, size_t bytes, int peer, int tag, uint32_t context);
   Status irecv(void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out);
+  // irecv + wait under one hold of the lock.
+  Status recv(void* buffer, size_t bytes, int peer, int tag, uint32_t context);
   // done is true once the request finished; its status is then returned by finish().
   Status test(Request* request, bool* done);
   // Waits (progressing) until request is done, frees it and returns its status; the message of a
@@ -107,6 +111,8 @@ class Engine {
   void complete(Request* request, Status status, const std::string& message = {});
   void fail_peer_locked(int peer, Status status, const std::string& message);
   Status wait_locked(std::unique_lock<std::mutex>& lock, Request* request);
+  Status finish_locked(Request* request);
+  Status irecv_locked(void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out);
   Request* new_request();
   void free_request(Request* request);
   Request* request_at(uint64_t index);

@@ -21,18 +21,24 @@
 
 namespace rcc::transport {
 
+class Transport;
+
 // A registered local range; backends derive from it.
 class Memory {
  public:
   virtual ~Memory() = default;
   void* addr = nullptr;
   size_t length = 0;
+  // The transport that registered it: write() refuses memory of another one with one comparison
+  // (a dynamic_cast per write was a tenth of a small message's cost in the emulated test VM).
+  const Transport* owner = nullptr;
 };
 
 // A peer's registered range, imported from its key blob; backends derive from it.
 class RemoteKey {
  public:
   virtual ~RemoteKey() = default;
+  const Transport* owner = nullptr;  // the transport that imported it
 };
 
 enum class EventKind { kWriteDone, kNotify, kError };

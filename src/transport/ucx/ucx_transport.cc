@@ -208,12 +208,14 @@ class UcxTransport : public Transport {
     memory->addr = addr;
     memory->length = length;
     memory->ranges = &registered_;
+    memory->owner = this;
     registered_.emplace(reinterpret_cast<uint64_t>(addr), length);
     *out = std::move(memory);
     return RCC_SUCCESS;
   }
 
   Status pack_key(Memory& memory, std::vector<uint8_t>* key) override {
+    if (memory.owner != this) return fail(RCC_ERR_INVALID_ARGUMENT, "pack_key: memory was not registered by this UCX transport");
     auto& ucx_memory = static_cast<UcxMemory&>(memory);
     void* packed = nullptr;
     size_t size = 0;
@@ -242,6 +244,7 @@ class UcxTransport : public Transport {
     if (status != UCS_OK) {
       return fail(RCC_ERR_TRANSPORT, "ucp_ep_rkey_unpack of rank %d's key failed: %s", peer, ucs_status_string(status));
     }
+    remote->owner = this;
     *out = std::move(remote);
     return RCC_SUCCESS;
   }

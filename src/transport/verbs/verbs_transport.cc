@@ -405,12 +405,13 @@ Status VerbsTransport::register_memory(void* addr, size_t length, std::unique_pt
   }
   memory->addr = addr;
   memory->length = length;
+  memory->owner = this;
   *out = std::move(memory);
   return RCC_SUCCESS;
 }
 
 Status VerbsTransport::pack_key(Memory& memory, std::vector<uint8_t>* key) {
-  auto* verbs_memory = dynamic_cast<VerbsMemory*>(&memory);
+  auto* verbs_memory = memory.owner == this ? static_cast<VerbsMemory*>(&memory) : nullptr;
   if (verbs_memory == nullptr || verbs_memory->mr == nullptr) {
     return fail(RCC_ERR_INVALID_ARGUMENT, "pack_key: memory was not registered by the verbs transport");
   }
@@ -429,6 +430,7 @@ Status VerbsTransport::import_key(int peer, const std::vector<uint8_t>& key, std
     return fail(RCC_ERR_INVALID_ARGUMENT, "import_key from rank %d: %s", peer, last_error().c_str());
   }
   remote->peer = peer;
+  remote->owner = this;
   *out = std::move(remote);
   return RCC_SUCCESS;
 }
@@ -438,8 +440,8 @@ Status VerbsTransport::write(int peer, const void* src, size_t length, Memory& l
   if (peer < 0 || peer >= options_.size) {
     return fail(RCC_ERR_INVALID_ARGUMENT, "write: peer %d is not in 0..%d", peer, options_.size - 1);
   }
-  auto* memory = dynamic_cast<VerbsMemory*>(&local);
-  auto* key = dynamic_cast<VerbsRemoteKey*>(&remote);
+  auto* memory = local.owner == this ? static_cast<VerbsMemory*>(&local) : nullptr;
+  auto* key = remote.owner == this ? static_cast<VerbsRemoteKey*>(&remote) : nullptr;
   if (memory == nullptr || memory->mr == nullptr) {
     return fail(RCC_ERR_INVALID_ARGUMENT, "write to rank %d: local memory was not registered by the verbs transport", peer);
   }
@@ -483,6 +485,8 @@ Status VerbsTransport::write(int peer, const void* src, size_t length, Memory& l
     wr.remote_addr = remote_addr;
     wr.imm = imm;
     wr.cookie = cookie;
+    // Nothing queued ahead and room in the send queue (the common case): post it now.
+    if (p.queue.empty() && p.posted - p.completed < depth_) return post_one(peer, wr);
     p.queue.push_back(wr);
   } else {
     // Pieces of at most max_chunk_; the notice (if any) is a send after them on the same QP.
@@ -512,62 +516,67 @@ Status VerbsTransport::write(int peer, const void* src, size_t length, Memory& l
 Status VerbsTransport::post_queued(int peer) {
   Peer& p = peers_[peer];
   while (!p.queue.empty() && !p.failed && p.posted - p.completed < depth_) {
-    const PendingWr& pending = p.queue.front();
-    uint64_t seq = p.posted;
-    uint32_t ring = static_cast<uint32_t>(seq % depth_);
-    // Signal every write() that wants a kWriteDone, and at least every depth/2 requests so a full
-    // send queue always has a signalled request in flight to free it.
-    bool signalled = pending.cookie != 0 || p.unsignalled + 1 >= std::max<uint32_t>(1, depth_ / 2);
-    ibv_sge sge = {pending.local_addr, pending.length, pending.lkey};
-    ibv_send_wr wr = {};
-    wr.wr_id = make_wr_id(false, peer, static_cast<uint32_t>(seq));
-    wr.sg_list = &sge;
-    wr.num_sge = pending.length > 0 ? 1 : 0;
-    wr.send_flags = signalled ? IBV_SEND_SIGNALED : 0;
-    if (pending.op != PendingWr::Op::kNotifySend && pending.length > 0 && pending.length <= p.max_inline) {
-      wr.send_flags |= IBV_SEND_INLINE;
-    }
-    switch (pending.op) {
-      case PendingWr::Op::kWrite:
-        wr.opcode = IBV_WR_RDMA_WRITE;
-        break;
-      case PendingWr::Op::kWriteImm:
-        wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-        wr.imm_data = htonl(pending.imm);
-        break;
-      case PendingWr::Op::kNotifySend: {
-        NotifyMessage* slot = &send_slots_[static_cast<size_t>(peer) * depth_ + ring];
-        *slot = NotifyMessage{pending.imm, kNotifyMagic, pending.notify_length};
-        sge = {reinterpret_cast<uintptr_t>(slot), sizeof(NotifyMessage), send_mr_->lkey};
-        wr.num_sge = 1;
-        wr.opcode = IBV_WR_SEND;
-        if (sizeof(NotifyMessage) <= p.max_inline) wr.send_flags |= IBV_SEND_INLINE;
-        break;
-      }
-    }
-    if (wr.opcode == IBV_WR_RDMA_WRITE || wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
-      wr.wr.rdma.remote_addr = pending.remote_addr;
-      wr.wr.rdma.rkey = pending.rkey;
-    }
-    ibv_send_wr* bad = nullptr;
-    int rc = ibv_post_send(p.qp, &wr, &bad);
-    if (rc != 0) {
-      rc = rc < 0 ? -rc : rc;  // libsiw returns negative errnos
-      std::string message = "verbs: ibv_post_send to rank " + std::to_string(peer) + " (" + describe_peer(peer) +
-                            ") on " + describe_local() + ": " + std::strerror(rc);
-      fail_peer(peer, RCC_ERR_TRANSPORT, message);
-      return fail(RCC_ERR_TRANSPORT, "%s", message.c_str());
-    }
-    p.cookies[ring] = pending.cookie;
-    p.unsignalled = signalled ? 0 : p.unsignalled + 1;
-    ++p.posted;
-    ++counters_.work_requests;
-    if (pending.op == PendingWr::Op::kWriteImm) ++counters_.writes_with_immediate;
-    if (pending.op == PendingWr::Op::kNotifySend) ++counters_.notify_sends;
-    if ((wr.send_flags & IBV_SEND_INLINE) != 0) ++counters_.inline_writes;
+    RCC_RETURN_IF_ERROR(post_one(peer, p.queue.front()));
     p.queue.pop_front();
   }
   counters_.queued_in_software += p.queue.size() > 0 ? 1 : 0;
+  return RCC_SUCCESS;
+}
+
+Status VerbsTransport::post_one(int peer, const PendingWr& pending) {
+  Peer& p = peers_[peer];
+  uint64_t seq = p.posted;
+  uint32_t ring = static_cast<uint32_t>(seq % depth_);
+  // Signal every write() that wants a kWriteDone, and at least every depth/2 requests so a full
+  // send queue always has a signalled request in flight to free it.
+  bool signalled = pending.cookie != 0 || p.unsignalled + 1 >= std::max<uint32_t>(1, depth_ / 2);
+  ibv_sge sge = {pending.local_addr, pending.length, pending.lkey};
+  ibv_send_wr wr = {};
+  wr.wr_id = make_wr_id(false, peer, static_cast<uint32_t>(seq));
+  wr.sg_list = &sge;
+  wr.num_sge = pending.length > 0 ? 1 : 0;
+  wr.send_flags = signalled ? IBV_SEND_SIGNALED : 0;
+  if (pending.op != PendingWr::Op::kNotifySend && pending.length > 0 && pending.length <= p.max_inline) {
+    wr.send_flags |= IBV_SEND_INLINE;
+  }
+  switch (pending.op) {
+    case PendingWr::Op::kWrite:
+      wr.opcode = IBV_WR_RDMA_WRITE;
+      break;
+    case PendingWr::Op::kWriteImm:
+      wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+      wr.imm_data = htonl(pending.imm);
+      break;
+    case PendingWr::Op::kNotifySend: {
+      NotifyMessage* slot = &send_slots_[static_cast<size_t>(peer) * depth_ + ring];
+      *slot = NotifyMessage{pending.imm, kNotifyMagic, pending.notify_length};
+      sge = {reinterpret_cast<uintptr_t>(slot), sizeof(NotifyMessage), send_mr_->lkey};
+      wr.num_sge = 1;
+      wr.opcode = IBV_WR_SEND;
+      if (sizeof(NotifyMessage) <= p.max_inline) wr.send_flags |= IBV_SEND_INLINE;
+      break;
+    }
+  }
+  if (wr.opcode == IBV_WR_RDMA_WRITE || wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+    wr.wr.rdma.remote_addr = pending.remote_addr;
+    wr.wr.rdma.rkey = pending.rkey;
+  }
+  ibv_send_wr* bad = nullptr;
+  int rc = ibv_post_send(p.qp, &wr, &bad);
+  if (rc != 0) {
+    rc = rc < 0 ? -rc : rc;  // libsiw returns negative errnos
+    std::string message = "verbs: ibv_post_send to rank " + std::to_string(peer) + " (" + describe_peer(peer) +
+                          ") on " + describe_local() + ": " + std::strerror(rc);
+    fail_peer(peer, RCC_ERR_TRANSPORT, message);
+    return fail(RCC_ERR_TRANSPORT, "%s", message.c_str());
+  }
+  p.cookies[ring] = pending.cookie;
+  p.unsignalled = signalled ? 0 : p.unsignalled + 1;
+  ++p.posted;
+  ++counters_.work_requests;
+  if (pending.op == PendingWr::Op::kWriteImm) ++counters_.writes_with_immediate;
+  if (pending.op == PendingWr::Op::kNotifySend) ++counters_.notify_sends;
+  if ((wr.send_flags & IBV_SEND_INLINE) != 0) ++counters_.inline_writes;
   return RCC_SUCCESS;
 }
 
@@ -647,7 +656,11 @@ Status VerbsTransport::poll(std::vector<Event>* events) {
   // Fatal async events are rare: look every 1024 polls (wait_for_event looks every time).
   if ((++polls_ & 1023) == 0) handle_async_events();
   if (!pending_.empty()) {
-    events->insert(events->end(), std::make_move_iterator(pending_.begin()), std::make_move_iterator(pending_.end()));
+    if (events->empty()) {
+      events->swap(pending_);  // the usual case: no per-event moves
+    } else {
+      events->insert(events->end(), std::make_move_iterator(pending_.begin()), std::make_move_iterator(pending_.end()));
+    }
     pending_.clear();
   }
   return RCC_SUCCESS;
