@@ -41,11 +41,11 @@ Status launch(rcc_comm* comm, const Args& args, const char* function, rcc_reques
   if (request == nullptr) {
     return comm->executor->run_now([&] { return rcc::collectives::execute(comm, args, algorithm, check); });
   }
-  auto* wrapped = new rcc_request;
-  wrapped->comm = comm;
-  wrapped->collective =
+  std::shared_ptr<rcc::Task> task =
       comm->executor->submit([comm, args, algorithm, check] { return rcc::collectives::execute(comm, args, algorithm, check); });
-  rcc::register_request(wrapped);
+  rcc_request* wrapped = rcc::acquire_request();
+  wrapped->comm = comm;
+  wrapped->collective = std::move(task);
   *request = wrapped;
   (void)function;
   return RCC_SUCCESS;

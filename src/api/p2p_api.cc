@@ -15,10 +15,9 @@ Status check_p2p(rcc_comm_t comm, const void* buf, size_t count, rcc_datatype_t 
 }
 
 rcc_request* wrap(rcc_comm* comm, rcc::p2p::Request* request) {
-  auto* wrapped = new rcc_request;
+  rcc_request* wrapped = rcc::acquire_request();
   wrapped->comm = comm;
   wrapped->p2p = request;
-  rcc::register_request(wrapped);
   return wrapped;
 }
 
@@ -82,11 +81,11 @@ extern "C" rcc_status_t rcc_test(rcc_request_t request, int* done) {
 
 extern "C" rcc_status_t rcc_wait(rcc_request_t request) {
   if (request == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_wait: request is NULL");
-  if (!rcc::unregister_request(request)) {
+  if (!rcc::claim_request(request)) {
     return rcc::fail(RCC_ERR_INVALID_USAGE, "rcc_wait: request is not pending (already completed or freed)");
   }
   Status status = request->p2p != nullptr ? request->comm->engine->wait(request->p2p)
                                           : request->comm->executor->wait(request->collective);
-  delete request;
+  rcc::recycle_request(request);
   return status;
 }

@@ -17,10 +17,6 @@ std::unordered_set<rcc_comm*>& live_comms() {
   static auto* comms = new std::unordered_set<rcc_comm*>;
   return *comms;
 }
-std::unordered_set<rcc_request*>& live_requests() {
-  static auto* requests = new std::unordered_set<rcc_request*>;
-  return *requests;
-}
 // Bumped whenever a communicator goes away: a thread's cached "this comm is live" is then stale.
 std::atomic<uint64_t> g_unregistrations{0};
 thread_local const rcc_comm* t_live_comm = nullptr;
@@ -57,21 +53,6 @@ Status check_comm(rcc_comm_t comm, const char* function) {
   }
   if (comm->aborted.load()) return fail(RCC_ERR_ABORTED, "%s: the communicator was aborted", function);
   return RCC_SUCCESS;
-}
-
-void register_request(rcc_request* request) {
-  std::lock_guard<std::mutex> guard(g_registry_mutex);
-  live_requests().insert(request);
-}
-
-bool unregister_request(rcc_request* request) {
-  std::lock_guard<std::mutex> guard(g_registry_mutex);
-  return live_requests().erase(request) == 1;
-}
-
-bool is_live_request(rcc_request* request) {
-  std::lock_guard<std::mutex> guard(g_registry_mutex);
-  return live_requests().count(request) == 1;
 }
 
 namespace {

@@ -38,6 +38,7 @@ struct rcc_request {
   rcc_comm* comm = nullptr;
   rcc::p2p::Request* p2p = nullptr;         // a send or receive
   std::shared_ptr<rcc::Task> collective;     // a nonblocking collective
+  bool live = false;                         // handed out and not yet waited for (pool bookkeeping)
 };
 
 namespace rcc {
@@ -50,8 +51,11 @@ Status create_comm(const bootstrap::JobInfo& job, std::unique_ptr<bootstrap::Sto
 void register_comm(rcc_comm* comm);
 bool unregister_comm(rcc_comm* comm);
 Status check_comm(rcc_comm_t comm, const char* function);
-void register_request(rcc_request* request);
-bool unregister_request(rcc_request* request);
+// Request handles come from a pool (request_pool.cc) that never gives memory back, so a handle
+// already waited for, or one that was never ours, is an error instead of a crash.
+rcc_request* acquire_request();                 // a live handle with empty fields
+bool claim_request(rcc_request* request);       // false unless live; afterwards no longer live
+void recycle_request(rcc_request* request);     // a claimed handle goes back to the pool
 bool is_live_request(rcc_request* request);
 
 }  // namespace rcc

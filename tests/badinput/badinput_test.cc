@@ -288,6 +288,17 @@ TEST(Requests, NullAndStaleRequests) {
   expect_error(rcc_wait(request), RCC_ERR_INVALID_USAGE, {"rcc_wait", "not pending"});
   expect_error(rcc_test(request, &done), RCC_ERR_INVALID_USAGE, {"rcc_test", "not pending"});
   EXPECT_EQ(done, -1);
+  // Handles rcc never gave out: inside a pooled request (misaligned) and outside the pool.
+  rcc_request_t again = nullptr;
+  ASSERT_EQ(rcc_ibarrier(g_live, &again), RCC_SUCCESS) << rcc_last_error();
+  auto* inside = reinterpret_cast<rcc_request_t>(reinterpret_cast<char*>(again) + 8);
+  expect_error(rcc_wait(inside), RCC_ERR_INVALID_USAGE, {"rcc_wait", "not pending"});
+  alignas(64) static char foreign[256] = {};
+  expect_error(rcc_wait(reinterpret_cast<rcc_request_t>(foreign)), RCC_ERR_INVALID_USAGE, {"rcc_wait", "not pending"});
+  expect_error(rcc_test(reinterpret_cast<rcc_request_t>(foreign), &done), RCC_ERR_INVALID_USAGE,
+               {"rcc_test", "not pending"});
+  ASSERT_EQ(rcc_wait(again), RCC_SUCCESS) << rcc_last_error();
+  EXPECT_EQ(done, -1);
 }
 
 TEST(Status, OutOfRangeValues) {
