@@ -17,7 +17,7 @@ const Setting kSettings[] = {
     {"RCC_ALGO", "", "Force algorithms, e.g. allreduce:ring,broadcast:tree. Empty: the cost model chooses."},
     {"RCC_EAGER_LIMIT", "8192", "Largest message in bytes sent eagerly through pre-registered slots; larger ones are zero-copy writes into the receiver's buffer."},
     {"RCC_EAGER_SLOTS", "32", "Eager slots each rank offers each peer (credits)."},
-    {"RCC_SPIN_COUNT", "2000", "Progress polls without an event before a waiting rank blocks on the transport's wakeup fd."},
+    {"RCC_SPIN_COUNT", "auto", "Progress polls without an event before a waiting rank blocks on the transport's wakeup fd. auto: 65536 when this host has a core per rank (spinning costs less than a wake-up), 2000 when ranks outnumber cores (they also yield while polling)."},
     {"RCC_REDUCE_ISA", "auto", "Reduction kernels: auto (the best this CPU runs), avx512, avx2 or sse2 (alias scalar: the baseline x86-64 path). A level the CPU lacks falls back to the best below it."},
     // Shared memory
     {"RCC_SHM", "auto", "Collectives through a shared-memory segment when every rank is on one host: auto (when it can be set up), 0 (never: through the transport), 1 (required: init fails without it)."},

@@ -103,7 +103,15 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
   eager_limit_ = static_cast<size_t>(eager_limit);
   slots_ = static_cast<uint32_t>(slots);
   slot_bytes_ = round_up(sizeof(SlotHeader) + eager_limit_, kAlign);
-  spin_count_ = static_cast<int>(std::max<int64_t>(1, config::get_int_or_default("RCC_SPIN_COUNT")));
+  if (config::get_string("RCC_SPIN_COUNT") != "auto") {
+    int64_t spins = 0;
+    if (config::get_int("RCC_SPIN_COUNT", &spins) != RCC_SUCCESS || spins < 1 || spins > (1 << 30)) {
+      return fail(RCC_ERR_INVALID_ARGUMENT, "RCC_SPIN_COUNT='%s' is not auto or a poll count in [1, 2^30]",
+                  config::get_string("RCC_SPIN_COUNT").c_str());
+    }
+    spin_count_ = static_cast<int>(spins);
+    spin_count_explicit_ = true;
+  }
   timeout_s_ = static_cast<double>(std::max<int64_t>(1, config::get_int_or_default("RCC_TIMEOUT")));
 
   const size_t area_bytes = static_cast<size_t>(size_) * slots_ * slot_bytes_;

@@ -80,7 +80,12 @@ class Engine {
 
   // Whether this host runs more ranks than it has cores for them: then waiting threads yield the
   // core while they spin. Set once, before the communicator is used.
-  void set_oversubscribed(bool oversubscribed) { oversubscribed_ = oversubscribed; }
+  void set_oversubscribed(bool oversubscribed) {
+    oversubscribed_ = oversubscribed;
+    // RCC_SPIN_COUNT=auto: with a core to itself a rank polls for milliseconds before sleeping (a
+    // wake-up costs more than the polls, and a zero-copy transfer can outlast a short spin).
+    if (!spin_count_explicit_) spin_count_ = oversubscribed ? kCrowdedSpins : kDedicatedSpins;
+  }
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -134,7 +139,9 @@ class Engine {
   size_t eager_limit_;
   size_t slot_bytes_;
   uint32_t slots_;  // per peer
-  int spin_count_;
+  static constexpr int kCrowdedSpins = 2000, kDedicatedSpins = 65536;
+  int spin_count_ = kCrowdedSpins;
+  bool spin_count_explicit_ = false;
   bool oversubscribed_ = true;  // until told otherwise: yielding is the safe default
   double timeout_s_;
   bool aborted_ = false;
