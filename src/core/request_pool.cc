@@ -4,9 +4,9 @@
 // a pointer that is not ours is recognised by the chunk ranges without being dereferenced.
 #include <cstdint>
 #include <iterator>
-#include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "core/comm.h"
@@ -19,15 +19,15 @@ constexpr size_t kChunk = 256;
 struct RequestPool {
   std::mutex mutex;
   std::vector<std::unique_ptr<rcc_request[]>> chunks;
-  std::map<uintptr_t, size_t> chunk_at;  // start address -> index in chunks
+  std::set<uintptr_t> chunk_starts;  // the chunks' addresses, for owns()
   std::vector<rcc_request*> free;
 
   // Whether request is one of the pool's objects (the caller holds the mutex).
   bool owns(const rcc_request* request) const {
     const auto address = reinterpret_cast<uintptr_t>(request);
-    auto next = chunk_at.upper_bound(address);
-    if (next == chunk_at.begin()) return false;
-    const uintptr_t start = std::prev(next)->first;
+    auto next = chunk_starts.upper_bound(address);
+    if (next == chunk_starts.begin()) return false;
+    const uintptr_t start = *std::prev(next);
     const uintptr_t offset = address - start;
     return offset < kChunk * sizeof(rcc_request) && offset % sizeof(rcc_request) == 0;
   }
@@ -46,7 +46,7 @@ rcc_request* acquire_request() {
   if (requests.free.empty()) {
     requests.chunks.push_back(std::make_unique<rcc_request[]>(kChunk));
     rcc_request* chunk = requests.chunks.back().get();
-    requests.chunk_at.emplace(reinterpret_cast<uintptr_t>(chunk), requests.chunks.size() - 1);
+    requests.chunk_starts.insert(reinterpret_cast<uintptr_t>(chunk));
     for (size_t i = kChunk; i > 0; --i) requests.free.push_back(&chunk[i - 1]);
   }
   rcc_request* request = requests.free.back();

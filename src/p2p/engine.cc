@@ -34,6 +34,26 @@ struct AreaHeader {
 };
 
 
+// The header of a message from this rank: what the receiver matches on.
+SlotHeader message_header(SlotType type, int tag, uint32_t context, size_t bytes, uint64_t sender_request) {
+  SlotHeader header{};
+  header.type = type;
+  header.tag = tag;
+  header.context = context;
+  header.length = bytes;
+  header.sender_request = sender_request;
+  return header;
+}
+
+// Removes a matched receive. The oldest is the usual match, and a pop costs less than an erase.
+void take_posted(std::deque<Request*>& posted, std::deque<Request*>::iterator it) {
+  if (it == posted.begin()) {
+    posted.pop_front();
+  } else {
+    posted.erase(it);
+  }
+}
+
 }  // namespace
 
 struct Engine::Unexpected {
@@ -246,11 +266,7 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
   request->buffer = const_cast<void*>(buffer);
   request->bytes = bytes;
 
-  SlotHeader header{};
-  header.tag = tag;
-  header.context = context;
-  header.length = bytes;
-  header.sender_request = request->index;
+  SlotHeader header = message_header(SlotType::kEager, tag, context, bytes, request->index);
 
   if (peer == rank_) {
     // Sending to oneself: match a posted receive directly, else park the message.
@@ -258,7 +274,7 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
     for (auto it = self.posted.begin(); it != self.posted.end(); ++it) {
       Request* receive = *it;
       if (receive->tag != tag || receive->context != context) continue;
-      self.posted.erase(it);
+      take_posted(self.posted, it);
       if (bytes > receive->bytes) {
         complete(receive, RCC_ERR_TRUNCATED,
                  truncation_message(bytes, peer, tag, receive->bytes));
@@ -273,7 +289,6 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
     }
     Unexpected parked;
     parked.header = header;
-    parked.header.type = SlotType::kEager;
     if (bytes <= eager_limit_) {
       const auto* bytes_in = static_cast<const uint8_t*>(buffer);
       parked.payload.assign(bytes_in, bytes_in + bytes);
@@ -287,7 +302,6 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
   }
 
   if (bytes <= eager_limit_) {
-    header.type = SlotType::kEager;
     Status status = post_slot_message(peer, header, buffer, bytes);
     if (status != RCC_SUCCESS) {
       free_request(request);
@@ -313,12 +327,8 @@ Status Engine::send(const void* buffer, size_t bytes, int peer, int tag, uint32_
   if (bytes <= eager_limit_ && peer != rank_) {
     std::lock_guard<std::mutex> guard(mutex_);
     RCC_RETURN_IF_ERROR(check_usable(peer));
-    SlotHeader header{};
-    header.type = SlotType::kEager;
-    header.tag = tag;
-    header.context = context;
-    header.length = bytes;
-    return post_slot_message(peer, header, buffer, bytes);  // the payload is copied: done
+    // The payload is copied into the slot, so the send is done once posted.
+    return post_slot_message(peer, message_header(SlotType::kEager, tag, context, bytes, 0), buffer, bytes);
   }
   Request* request = nullptr;
   RCC_RETURN_IF_ERROR(isend(buffer, bytes, peer, tag, context, &request));
@@ -478,11 +488,7 @@ void Engine::match_or_queue_eager(int peer, const SlotHeader& header, const uint
   for (auto it = state.posted.begin(); it != state.posted.end(); ++it) {
     Request* receive = *it;
     if (receive->tag != header.tag || receive->context != header.context) continue;
-    if (it == state.posted.begin()) {
-      state.posted.pop_front();  // the usual case, and much cheaper than erase
-    } else {
-      state.posted.erase(it);
-    }
+    take_posted(state.posted, it);
     if (header.length > receive->bytes) {
       complete(receive, RCC_ERR_TRUNCATED,
                truncation_message(header.length, peer, header.tag, receive->bytes));
@@ -526,7 +532,7 @@ Status Engine::handle_slot(int peer, uint32_t slot) {
       for (auto it = state.posted.begin(); it != state.posted.end(); ++it) {
         if ((*it)->tag != header.tag || (*it)->context != header.context) continue;
         Request* receive = *it;
-        state.posted.erase(it);
+        take_posted(state.posted, it);
         RCC_RETURN_IF_ERROR(send_cts(receive, rts));
         matched = true;
         break;
@@ -742,7 +748,7 @@ Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request)
     if (++idle < spin_count_) {
       if (idle % 64 == 0) {
         // Let other threads of this process take the lock; give the core away only when ranks
-        // outnumber cores (a system call per 64 polls was a fifth of a small message's latency).
+        // outnumber cores (otherwise the yield is a wasted system call per 64 polls).
         lock.unlock();
         if (oversubscribed_) sched_yield();
         lock.lock();

@@ -259,8 +259,7 @@ GidEntry entry_of(const ibv_gid_entry& ex) {
 // supports it: entry by entry, a 1024-entry rxe table cost a second of start-up in the test VM.
 std::vector<GidEntry> read_gid_table(const PortChoice& port) {
   std::vector<GidEntry> table;
-  ibv_device_attr device_attr = {};
-  const int ports = ibv_query_device(port.context, &device_attr) == 0 ? std::max<int>(1, device_attr.phys_port_cnt) : 1;
+  const int ports = std::max<int>(1, port.device_attr.phys_port_cnt);
   std::vector<ibv_gid_entry> valid(static_cast<size_t>(port.port_attr.gid_tbl_len) * static_cast<size_t>(ports));
   const ssize_t count = valid.empty() ? -1 : ibv_query_gid_table(port.context, valid.data(), valid.size(), 0);
   if (count >= 0) {

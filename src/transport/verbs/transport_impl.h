@@ -94,6 +94,7 @@ class VerbsTransport : public Transport {
   // Data path.
   Status post_receive(int peer, uint32_t slot);
   Status post_queued(int peer);
+  Status submit(int peer, const PendingWr& wr);           // posts now, or queues behind the others
   Status post_one(int peer, const PendingWr& pending);  // hands one request to the device
   void drain_completions();
   void handle_completion(const ibv_wc& wc);

@@ -485,32 +485,39 @@ Status VerbsTransport::write(int peer, const void* src, size_t length, Memory& l
     wr.remote_addr = remote_addr;
     wr.imm = imm;
     wr.cookie = cookie;
-    // Nothing queued ahead and room in the send queue (the common case): post it now.
-    if (p.queue.empty() && p.posted - p.completed < depth_) return post_one(peer, wr);
-    p.queue.push_back(wr);
-  } else {
-    // Pieces of at most max_chunk_; the notice (if any) is a send after them on the same QP.
-    for (size_t offset = 0; offset < length; offset += max_chunk_) {
-      size_t piece = std::min(max_chunk_, length - offset);
-      wr.op = PendingWr::Op::kWrite;
-      wr.local_addr = src_addr + offset;
-      wr.length = static_cast<uint32_t>(piece);
-      wr.remote_addr = remote_addr + offset;
-      wr.cookie = (!notify && offset + piece == length) ? cookie : 0;
-      p.queue.push_back(wr);
-    }
-    if (notify) {
-      PendingWr send;
-      send.op = PendingWr::Op::kNotifySend;
-      send.imm = imm;
-      send.notify_length = length;
-      send.cookie = cookie;
-      p.queue.push_back(send);
-    } else if (length == 0 && cookie != 0) {
-      pending_.push_back(Event{EventKind::kWriteDone, peer, cookie, 0, 0, RCC_SUCCESS, {}});
-    }
+    return submit(peer, wr);
   }
-  return post_queued(peer);
+  // Pieces of at most max_chunk_; the notice (if any) is a send after them on the same QP.
+  for (size_t offset = 0; offset < length; offset += max_chunk_) {
+    size_t piece = std::min(max_chunk_, length - offset);
+    wr.op = PendingWr::Op::kWrite;
+    wr.local_addr = src_addr + offset;
+    wr.length = static_cast<uint32_t>(piece);
+    wr.remote_addr = remote_addr + offset;
+    wr.cookie = (!notify && offset + piece == length) ? cookie : 0;
+    RCC_RETURN_IF_ERROR(submit(peer, wr));
+  }
+  if (notify) {
+    PendingWr send;
+    send.op = PendingWr::Op::kNotifySend;
+    send.imm = imm;
+    send.notify_length = length;
+    send.cookie = cookie;
+    RCC_RETURN_IF_ERROR(submit(peer, send));
+  } else if (length == 0 && cookie != 0) {
+    pending_.push_back(Event{EventKind::kWriteDone, peer, cookie, 0, 0, RCC_SUCCESS, {}});
+  }
+  return RCC_SUCCESS;
+}
+
+Status VerbsTransport::submit(int peer, const PendingWr& wr) {
+  Peer& p = peers_[peer];
+  // Posted at once when nothing waits ahead of it and the send queue has room (no queue push and
+  // pop per write); otherwise behind the others, posted from poll() as completions free room.
+  if (p.queue.empty() && p.posted - p.completed < depth_) return post_one(peer, wr);
+  p.queue.push_back(wr);
+  ++counters_.queued_in_software;
+  return RCC_SUCCESS;
 }
 
 Status VerbsTransport::post_queued(int peer) {
@@ -519,7 +526,6 @@ Status VerbsTransport::post_queued(int peer) {
     RCC_RETURN_IF_ERROR(post_one(peer, p.queue.front()));
     p.queue.pop_front();
   }
-  counters_.queued_in_software += p.queue.size() > 0 ? 1 : 0;
   return RCC_SUCCESS;
 }
 

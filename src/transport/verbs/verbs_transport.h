@@ -25,7 +25,7 @@ struct VerbsInfo {
   uint64_t writes_with_immediate = 0;  // RDMA WRITE_WITH_IMM work requests
   uint64_t notify_sends = 0;           // SENDs carrying a notice (write+send path)
   uint64_t work_requests = 0;          // every posted send-side work request
-  uint64_t queued_in_software = 0;     // times work was left queued because the send queue was full
+  uint64_t queued_in_software = 0;     // requests that waited in software for room in the send queue
   uint64_t inline_writes = 0;          // work requests posted with IBV_SEND_INLINE
 };
 
