@@ -81,6 +81,7 @@ size_t RequestSet::add(p2p::Request* request) {
 }
 
 Status RequestSet::add_in_window(p2p::Request* request) {
+  if (request == nullptr) return RCC_SUCCESS;  // a send that completed when posted
   add(request);
   if (window_ == 0) return RCC_SUCCESS;
   ++in_flight_;

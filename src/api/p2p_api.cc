@@ -65,10 +65,10 @@ extern "C" rcc_status_t rcc_test(rcc_request_t request, int* done) {
   if (!rcc::is_live_request(request)) {
     return rcc::fail(RCC_ERR_INVALID_USAGE, "rcc_test: request is not pending (already completed or freed)");
   }
-  bool finished = false;
+  bool finished = true;  // a send that completed when posted
   if (request->p2p != nullptr) {
     RCC_RETURN_IF_ERROR(request->comm->engine->test(request->p2p, &finished));
-  } else {
+  } else if (request->collective != nullptr) {
     finished = request->comm->executor->is_done(request->collective);
   }
   if (!finished) {
@@ -84,8 +84,12 @@ extern "C" rcc_status_t rcc_wait(rcc_request_t request) {
   if (!rcc::claim_request(request)) {
     return rcc::fail(RCC_ERR_INVALID_USAGE, "rcc_wait: request is not pending (already completed or freed)");
   }
-  Status status = request->p2p != nullptr ? request->comm->engine->wait(request->p2p)
-                                          : request->comm->executor->wait(request->collective);
+  Status status = RCC_SUCCESS;  // a send that completed when posted
+  if (request->p2p != nullptr) {
+    status = request->comm->engine->wait(request->p2p);
+  } else if (request->collective != nullptr) {
+    status = request->comm->executor->wait(request->collective);
+  }
   rcc::recycle_request(request);
   return status;
 }

@@ -36,9 +36,10 @@ struct rcc_comm {
 
 struct rcc_request {
   rcc_comm* comm = nullptr;
-  rcc::p2p::Request* p2p = nullptr;         // a send or receive
-  std::shared_ptr<rcc::Task> collective;     // a nonblocking collective
-  bool live = false;                         // handed out and not yet waited for (pool bookkeeping)
+  // A send or receive; null with no collective either for a send that completed when posted.
+  rcc::p2p::Request* p2p = nullptr;
+  std::shared_ptr<rcc::Task> collective;  // a nonblocking collective
+  std::atomic<bool> live{false};          // handed out and not yet waited for (pool bookkeeping)
 };
 
 namespace rcc {

@@ -258,6 +258,12 @@ void Engine::complete(Request* request, Status status, const std::string& messag
 Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out) {
   std::lock_guard<std::mutex> guard(mutex_);
   RCC_RETURN_IF_ERROR(check_usable(peer));
+  if (bytes <= eager_limit_ && peer != rank_) {
+    // Copied into a slot (or the pending queue) before this returns: complete, no Request needed.
+    RCC_RETURN_IF_ERROR(post_slot_message(peer, message_header(SlotType::kEager, tag, context, bytes, 0), buffer, bytes));
+    *out = nullptr;
+    return RCC_SUCCESS;
+  }
   Request* request = new_request();
   request->kind = Request::Kind::kSend;
   request->peer = peer;
@@ -301,35 +307,21 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
     return RCC_SUCCESS;
   }
 
-  if (bytes <= eager_limit_) {
-    Status status = post_slot_message(peer, header, buffer, bytes);
-    if (status != RCC_SUCCESS) {
-      free_request(request);
-      return status;
-    }
-    complete(request, RCC_SUCCESS);  // the payload has been copied out of the caller's buffer
-  } else {
-    Status status = registrations_->acquire(request->buffer, bytes, &request->memory);
-    if (status == RCC_SUCCESS) {
-      header.type = SlotType::kRts;
-      status = post_slot_message(peer, header, nullptr, 0);
-    }
-    if (status != RCC_SUCCESS) {
-      free_request(request);
-      return status;
-    }
+  // A large message: announce it; the receiver's clear-to-send starts the zero-copy write.
+  Status status = registrations_->acquire(request->buffer, bytes, &request->memory);
+  if (status == RCC_SUCCESS) {
+    header.type = SlotType::kRts;
+    status = post_slot_message(peer, header, nullptr, 0);
+  }
+  if (status != RCC_SUCCESS) {
+    free_request(request);
+    return status;
   }
   *out = request;
   return RCC_SUCCESS;
 }
 
 Status Engine::send(const void* buffer, size_t bytes, int peer, int tag, uint32_t context) {
-  if (bytes <= eager_limit_ && peer != rank_) {
-    std::lock_guard<std::mutex> guard(mutex_);
-    RCC_RETURN_IF_ERROR(check_usable(peer));
-    // The payload is copied into the slot, so the send is done once posted.
-    return post_slot_message(peer, message_header(SlotType::kEager, tag, context, bytes, 0), buffer, bytes);
-  }
   Request* request = nullptr;
   RCC_RETURN_IF_ERROR(isend(buffer, bytes, peer, tag, context, &request));
   return wait(request);
@@ -698,6 +690,10 @@ void Engine::abort() {
 }
 
 Status Engine::test(Request* request, bool* done) {
+  if (request == nullptr) {  // a send that completed when posted
+    *done = true;
+    return RCC_SUCCESS;
+  }
   std::lock_guard<std::mutex> guard(mutex_);
   if (!request->done) {
     Status status = progress_locked();
@@ -708,6 +704,7 @@ Status Engine::test(Request* request, bool* done) {
 }
 
 Status Engine::finish(Request* request) {
+  if (request == nullptr) return RCC_SUCCESS;  // a send that completed when posted
   std::lock_guard<std::mutex> guard(mutex_);
   return finish_locked(request);
 }
@@ -784,6 +781,7 @@ Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request)
 }
 
 Status Engine::wait(Request* request) {
+  if (request == nullptr) return RCC_SUCCESS;  // a send that completed when posted
   std::unique_lock<std::mutex> lock(mutex_);
   wait_locked(lock, request);
   return finish_locked(request);

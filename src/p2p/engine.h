@@ -41,8 +41,9 @@ class Engine {
                        std::unique_ptr<Engine>* out);
   ~Engine();
 
+  // *out is null when the send completed as it was posted (a small message to another rank, copied
+  // into the transport's staging): there is nothing to wait for, and wait(nullptr) returns success.
   Status isend(const void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out);
-  // isend + wait; a small message to another rank is handed to the transport without a Request.
   Status send(const void* buffer, size_t bytes, int peer, int tag, uint32_t context);
   Status irecv(void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out);
   // irecv + wait under one hold of the lock.
@@ -50,9 +51,9 @@ class Engine {
   // done is true once the request finished; its status is then returned by finish().
   Status test(Request* request, bool* done);
   // Waits (progressing) until request is done, frees it and returns its status; the message of a
-  // failed request becomes this thread's last error.
+  // failed request becomes this thread's last error. A null request is a completed send.
   Status wait(Request* request);
-  // Waits for all; frees all; returns the first failure.
+  // Waits for all; frees all; returns the first failure. Null entries are completed sends.
   Status wait_all(Request* const* requests, size_t count);
   // Frees a finished request and returns its status.
   Status finish(Request* request);
