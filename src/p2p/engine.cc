@@ -35,7 +35,7 @@ struct AreaHeader {
 
 
 // The header of a message from this rank: what the receiver matches on.
-SlotHeader message_header(SlotType type, int tag, uint32_t context, size_t bytes, uint64_t sender_request) {
+SlotHeader message_header(SlotType type, int tag, uint32_t context, size_t bytes, uint32_t sender_request) {
   SlotHeader header{};
   header.type = type;
   header.tag = tag;
@@ -79,6 +79,7 @@ struct Engine::PeerState {
   std::unique_ptr<transport::RemoteKey> slots_key, credit_key;
 
   uint64_t slots_sent = 0, fins_sent = 0;
+  uint64_t notified_epoch = 0;  // polled: the peer's sleep epoch when my last notified slot message went out
   // The peer's consumption of my messages as last carried by one of its slot headers.
   uint64_t granted_slots = 0, granted_fins = 0;
   std::deque<PendingMessage> pending_messages;  // waiting for a slot credit
@@ -122,7 +123,7 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
   }
   eager_limit_ = static_cast<size_t>(eager_limit);
   slots_ = static_cast<uint32_t>(slots);
-  slot_bytes_ = round_up(sizeof(SlotHeader) + eager_limit_, kAlign);
+  slot_bytes_ = round_up(tail_offset(eager_limit_) + kTailBytes, kAlign);
   if (config::get_string("RCC_SPIN_COUNT") != "auto") {
     int64_t spins = 0;
     if (config::get_int("RCC_SPIN_COUNT", &spins) != RCC_SUCCESS || spins < 1 || spins > (1 << 30)) {
@@ -137,8 +138,8 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
   const size_t area_bytes = static_cast<size_t>(size_) * slots_ * slot_bytes_;
   recv_area_.assign(area_bytes, 0);
   send_area_.assign(area_bytes, 0);
-  credit_area_.assign(size_, CreditWord{0, 0});
-  credit_staging_.assign(size_, CreditWord{0, 0});
+  credit_area_.assign(size_, CreditWord{0, 0, 0});
+  credit_staging_.assign(size_, CreditWord{0, 0, 0});
   RCC_RETURN_IF_ERROR(transport_->register_memory(recv_area_.data(), area_bytes, &recv_memory_));
   RCC_RETURN_IF_ERROR(transport_->register_memory(send_area_.data(), area_bytes, &send_memory_));
   RCC_RETURN_IF_ERROR(transport_->register_memory(credit_area_.data(), size_ * sizeof(CreditWord), &credit_memory_));
@@ -189,8 +190,10 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
     state.remote_slots = header.recv_area + static_cast<uint64_t>(rank_) * slots_ * slot_bytes_;
     state.remote_credit = header.credit_area + static_cast<uint64_t>(rank_) * sizeof(CreditWord);
   }
-  RCC_INFO("engine: %d ranks connected over %s, eager limit %zu bytes, %u slots per peer", size_,
-           transport_->name(), eager_limit_, slots_);
+  polled_ = transport_->polled_delivery();
+  RCC_INFO("engine: %d ranks connected over %s, eager limit %zu bytes, %u slots per peer, %s", size_,
+           transport_->name(), eager_limit_, slots_,
+           polled_ ? "slot messages found by polling" : "slot messages notified");
   return RCC_SUCCESS;
 }
 
@@ -220,7 +223,12 @@ Request* Engine::new_request() {
     requests_.push_back(new Request);
   }
   Request* request = requests_[index];
-  *request = Request{};
+  // Field by field: assigning a fresh Request would build and destroy a string and two pointers
+  // per message (memory and remote_key were already released by free_request).
+  request->received = 0;
+  request->done = false;
+  request->status = RCC_SUCCESS;
+  request->error.clear();
   request->index = index;
   request->in_use = true;
   return request;
@@ -397,10 +405,21 @@ Status Engine::write_slot(int peer, const SlotHeader& header, const void* payloa
   SlotHeader* sent = reinterpret_cast<SlotHeader*>(staging);
   sent->credit_slots = state.reported_slots = state.slots_consumed;
   sent->credit_fins = state.reported_fins = state.fins_consumed;
+  const auto sequence = static_cast<uint32_t>(state.slots_sent + 1);
+  sent->sequence = sequence;
   if (payload_bytes > 0) std::memcpy(staging + sizeof header, payload, payload_bytes);
-  RCC_RETURN_IF_ERROR(transport_->write(peer, staging, sizeof header + payload_bytes, *send_memory_,
+  const uint64_t tail = tail_offset(payload_bytes);
+  std::memcpy(staging + tail, &sequence, kTailBytes);
+  // Polled delivery notifies only a receiver that announced it sleeps (once per announcement).
+  bool notify = true;
+  if (polled_) {
+    const uint64_t epoch = __atomic_load_n(&credit_area_[peer].sleep_epoch, __ATOMIC_ACQUIRE);
+    notify = epoch != state.notified_epoch;
+    state.notified_epoch = epoch;
+  }
+  RCC_RETURN_IF_ERROR(transport_->write(peer, staging, tail + kTailBytes, *send_memory_,
                                         state.remote_slots + static_cast<uint64_t>(slot) * slot_bytes_,
-                                        *state.slots_key, true, make_imm(ImmKind::kSlot, slot), 0));
+                                        *state.slots_key, notify, make_imm(ImmKind::kSlot, slot), 0));
   ++state.slots_sent;
   return RCC_SUCCESS;
 }
@@ -435,7 +454,12 @@ Status Engine::send_credits(int peer, bool force) {
   const uint64_t fins = state.fins_consumed - state.reported_fins;
   const uint64_t quarter = slots_ / 4;
   if (!(slots >= quarter || fins >= quarter || (force && (slots > 0 || fins > 0)))) return RCC_SUCCESS;
-  credit_staging_[peer] = CreditWord{state.slots_consumed, state.fins_consumed};
+  return write_credit_word(peer);
+}
+
+Status Engine::write_credit_word(int peer) {
+  PeerState& state = peers_[peer];
+  credit_staging_[peer] = CreditWord{state.slots_consumed, state.fins_consumed, sleep_epoch_};
   state.reported_slots = state.slots_consumed;
   state.reported_fins = state.fins_consumed;
   return transport_->write(peer, &credit_staging_[peer], sizeof(CreditWord), *credit_staging_memory_,
@@ -460,10 +484,12 @@ Status Engine::send_cts(Request* receive, const Unexpected& rts) {
   std::vector<uint8_t> key;
   RCC_RETURN_IF_ERROR(registrations_->acquire(receive->buffer, length, &receive->memory));
   RCC_RETURN_IF_ERROR(transport_->pack_key(*receive->memory, &key));
-  if (key.size() > eager_limit_) return fail(RCC_ERR_INTERNAL, "a remote key of %zu bytes does not fit a slot", key.size());
+  if (key.size() > std::min<size_t>(eager_limit_, UINT16_MAX)) {
+    return fail(RCC_ERR_INTERNAL, "a remote key of %zu bytes does not fit a slot", key.size());
+  }
   cts.length = length;
   cts.target_addr = reinterpret_cast<uint64_t>(receive->buffer);
-  cts.key_length = static_cast<uint32_t>(key.size());
+  cts.key_length = static_cast<uint16_t>(key.size());
   receive->received = length;
   return post_slot_message(peer, cts, key.data(), key.size());
 }
@@ -557,6 +583,37 @@ Status Engine::handle_slot(int peer, uint32_t slot) {
   return send_credits(peer, false);
 }
 
+Status Engine::poll_slots(int peer, uint64_t* delivered) {
+  PeerState& state = peers_[peer];
+  for (;;) {
+    const auto expected = static_cast<uint32_t>(state.slots_consumed + 1);
+    const uint32_t slot = static_cast<uint32_t>(state.slots_consumed % slots_);
+    const uint8_t* bytes = recv_slot(peer, slot);
+    const auto* sequence = reinterpret_cast<const uint32_t*>(bytes + offsetof(SlotHeader, sequence));
+    if (__atomic_load_n(sequence, __ATOMIC_ACQUIRE) != expected) return RCC_SUCCESS;
+    // The header is whole (its sequence is its last word); the body is once its tail word is too.
+    const auto* header = reinterpret_cast<const SlotHeader*>(bytes);
+    const uint64_t body = body_bytes(*header);
+    if (body > eager_limit_) {
+      return fail(RCC_ERR_TRANSPORT, "protocol error: rank %d wrote a slot message of %llu bytes (limit %zu)", peer,
+                  static_cast<unsigned long long>(body), eager_limit_);
+    }
+    const auto* tail = reinterpret_cast<const uint32_t*>(bytes + tail_offset(body));
+    if (__atomic_load_n(tail, __ATOMIC_ACQUIRE) != expected) return RCC_SUCCESS;
+    RCC_RETURN_IF_ERROR(handle_slot(peer, slot));
+    ++*delivered;
+  }
+}
+
+Status Engine::announce_sleep() {
+  ++sleep_epoch_;
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer == rank_ || peers_[peer].failed) continue;
+    RCC_RETURN_IF_ERROR(write_credit_word(peer));
+  }
+  return RCC_SUCCESS;
+}
+
 Status Engine::handle_fin(int peer, uint32_t request_index) {
   RCC_TRACE("write finished by rank %d for receive %u", peer, request_index);
   Request* receive = request_at(request_index);
@@ -587,7 +644,8 @@ Status Engine::handle_event(const transport::Event& event) {
       }
       if (peers_[event.peer].failed) return RCC_SUCCESS;
       const ImmKind kind = imm_kind(event.imm);
-      if (kind == ImmKind::kSlot) return handle_slot(event.peer, imm_arg(event.imm));
+      // Polled: the notice only woke this rank; the slot is consumed by poll_slots in order.
+      if (kind == ImmKind::kSlot) return polled_ ? RCC_SUCCESS : handle_slot(event.peer, imm_arg(event.imm));
       if (kind == ImmKind::kFin) return handle_fin(event.peer, imm_arg(event.imm));
       return fail(RCC_ERR_TRANSPORT, "protocol error: unknown immediate 0x%08x from rank %d", event.imm, event.peer);
     }
@@ -621,6 +679,14 @@ Status Engine::progress_locked() {
   for (const transport::Event& event : events_) {
     Status handled = handle_event(event);
     if (handled != RCC_SUCCESS && status == RCC_SUCCESS) status = handled;
+  }
+  last_pass_delivered_ = 0;
+  if (polled_) {
+    for (int peer = 0; peer < size_; ++peer) {
+      if (peer == rank_ || peers_[peer].failed) continue;
+      Status polled = poll_slots(peer, &last_pass_delivered_);
+      if (polled != RCC_SUCCESS && status == RCC_SUCCESS) status = polled;
+    }
   }
   for (int peer = 0; peer < size_; ++peer) {
     PeerState& state = peers_[peer];
@@ -729,6 +795,7 @@ Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request)
   // clock is not read while events keep coming. Reading it can be a system call (VMs without a
   // usable TSC), which is a large part of a small message's latency.
   bool progressed = true;
+  bool announced = false;  // polled delivery: peers were asked to notify (once per idle stretch)
   Clock::time_point last_event;
   while (!request->done) {
     Status status = progress_locked();
@@ -737,9 +804,10 @@ Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request)
       break;
     }
     if (request->done) break;
-    if (!events_.empty()) {
+    if (!events_.empty() || last_pass_delivered_ > 0) {
       idle = 0;
       progressed = true;
+      announced = false;
       continue;
     }
     if (++idle < spin_count_) {
@@ -762,6 +830,17 @@ Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request)
       lock.unlock();
       sched_yield();
       lock.lock();
+    } else if (polled_ && !announced) {
+      // Slot messages land without a notice: ask the peers for one before sleeping, then look
+      // once more for a message that landed before they saw the request. One that lands later
+      // without a notice waits for the 1 ms timeout of the sleep below at most.
+      announced = true;
+      Status announced_status = announce_sleep();
+      if (announced_status != RCC_SUCCESS) {
+        complete(request, announced_status, last_error());
+        break;
+      }
+      continue;
     } else {
       // Nothing happens: sleep on the transport so that other ranks on this core can run.
       transport_->wait_for_event(1);

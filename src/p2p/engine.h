@@ -102,6 +102,10 @@ class Engine {
   Status progress_locked();
   Status handle_event(const transport::Event& event);
   Status handle_slot(int peer, uint32_t slot);
+  // Polled delivery: consumes every slot message of the peer that has landed whole; counts them.
+  Status poll_slots(int peer, uint64_t* delivered);
+  // Polled delivery: before sleeping, asks every peer to notify its next slot message.
+  Status announce_sleep();
   Status handle_fin(int peer, uint32_t request_index);
   Status handle_write_done(uint64_t cookie);
 
@@ -109,6 +113,8 @@ class Engine {
   Status write_slot(int peer, const SlotHeader& header, const void* payload, size_t payload_bytes);
   Status flush_pending(int peer);
   Status send_credits(int peer, bool force);
+  // Writes this rank's whole credit word (consumption and sleep epoch) into the peer's memory.
+  Status write_credit_word(int peer);
   Status send_cts(Request* receive, const Unexpected& rts);
   Status start_rendezvous_write(Request* send, uint64_t target, const std::vector<uint8_t>& key, uint64_t bytes,
                                 uint64_t receiver_request);
@@ -144,6 +150,9 @@ class Engine {
   int spin_count_ = kCrowdedSpins;
   bool spin_count_explicit_ = false;
   bool oversubscribed_ = true;  // until told otherwise: yielding is the safe default
+  bool polled_ = false;         // slot messages are found by polling (transport's polled_delivery)
+  uint64_t sleep_epoch_ = 0;    // polled: how often this rank announced that it goes to sleep
+  uint64_t last_pass_delivered_ = 0;  // slot messages the last progress pass found by polling
   double timeout_s_;
   bool aborted_ = false;
 

@@ -1,12 +1,13 @@
-// What travels between engines: the slot header at the start of every eager slot, and the 32-bit
-// immediate that tells the receiver what landed.
+// What travels between engines: the slot header at the start of every eager slot, the sequence
+// word after its body, and the 32-bit immediate that tells the receiver what landed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace rcc::p2p {
 
-enum class SlotType : uint32_t {
+enum class SlotType : uint16_t {
   kEager = 1,  // payload follows the header
   kRts = 2,    // ready to send: a large message waits at the sender
   kCts = 3,    // clear to send: where to write it (key bytes follow the header)
@@ -14,19 +15,37 @@ enum class SlotType : uint32_t {
 
 struct SlotHeader {
   SlotType type;
+  uint16_t key_length;       // kCts: bytes of remote key after the header
   int32_t tag;
-  uint32_t context;       // separates user point-to-point from collectives
-  uint32_t key_length;    // kCts: bytes of remote key after the header
-  uint64_t length;        // kEager: payload bytes; kRts: message bytes; kCts: bytes to write (0: refused)
-  uint64_t sender_request;
-  uint64_t receiver_request;
-  uint64_t target_addr;   // kCts
+  uint32_t context;          // separates user point-to-point from collectives
+  uint32_t sender_request;   // kRts, kCts: the sender's request index
+  uint64_t length;           // kEager: payload bytes; kRts: message bytes; kCts: bytes to write (0: refused)
+  uint64_t target_addr;      // kCts
   // The writer's cumulative consumption of the reader's messages (piggybacked credits: with
   // traffic both ways no separate credit write is needed). Never decreases.
   uint64_t credit_slots;
   uint64_t credit_fins;
+  uint32_t receiver_request;  // kCts: the receiver's request index (its FIN names it)
+  uint32_t reserved[2];
+  // The message's number in this sender's stream to this receiver, from 1 (low 32 bits). Last, and
+  // written again after the body (tail_offset): writes land in address order, so a receiver
+  // polling the slot has the whole message once both words hold the number it expects next.
+  uint32_t sequence;
 };
 static_assert(sizeof(SlotHeader) == 64);
+static_assert(offsetof(SlotHeader, sequence) == sizeof(SlotHeader) - sizeof(uint32_t));
+
+// Bytes that follow the header: the payload (kEager), the remote key (kCts), nothing (kRts).
+inline uint64_t body_bytes(const SlotHeader& header) {
+  switch (header.type) {
+    case SlotType::kEager: return header.length;
+    case SlotType::kCts: return header.key_length;
+    default: return 0;
+  }
+}
+// Where the sequence word after a body of `body` bytes sits (8-aligned).
+inline uint64_t tail_offset(uint64_t body) { return sizeof(SlotHeader) + (body + 7) / 8 * 8; }
+constexpr uint64_t kTailBytes = sizeof(uint32_t);
 
 // Immediate: 4 bits of kind, 28 bits of argument.
 enum class ImmKind : uint32_t { kSlot = 1, kFin = 2 };
@@ -42,6 +61,9 @@ inline uint32_t imm_arg(uint32_t imm) { return imm & kImmArgMask; }
 struct CreditWord {
   uint64_t slots_consumed;
   uint64_t fins_consumed;
+  // Raised by a receiver that polls its slots before it goes to sleep: a sender whose last
+  // notified slot message predates this value notifies its next one, which wakes the receiver.
+  uint64_t sleep_epoch;
 };
 
 }  // namespace rcc::p2p

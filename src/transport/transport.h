@@ -86,6 +86,11 @@ class Transport {
   // Blocks until an event may be ready or timeout_ms passes; spurious returns are allowed.
   virtual Status wait_for_event(int timeout_ms) = 0;
 
+  // Whether a plain write lands in the peer's memory without the peer's involvement and with its
+  // bytes placed in address order (the last word visible implies the rest is). The engine then
+  // sends eager messages as plain writes that the receiver finds by polling its slots.
+  virtual bool polled_delivery() const { return false; }
+
   // How this backend addresses a peer (device, GID or LID), for error messages; "" if nothing useful.
   virtual std::string describe_peer(int peer) const {
     (void)peer;

@@ -15,33 +15,6 @@ using rcc::transport::Options;
 using rcc::transport::verbs::LinkKind;
 using rcc::transport::verbs::VerbsInfo;
 
-// Sets an environment variable for one test and restores it afterwards.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    if (old != nullptr) old_ = old;
-    had_ = old != nullptr;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      setenv(name_.c_str(), old_.c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-
- private:
-  std::string name_;
-  std::string old_;
-  bool had_ = false;
-};
-
 rcc::Status create_single(std::unique_ptr<rcc::transport::Transport>* out) {
   Options options;
   options.rank = 0;

@@ -76,6 +76,7 @@ class VerbsTransport : public Transport {
                bool notify, uint32_t imm, uint64_t cookie) override;
   Status poll(std::vector<Event>* events) override;
   Status wait_for_event(int timeout_ms) override;
+  bool polled_delivery() const override { return polled_delivery_; }
 
   VerbsInfo info() const;
   void set_max_chunk(size_t bytes) { max_chunk_ = bytes; }
@@ -107,6 +108,7 @@ class VerbsTransport : public Transport {
   PortChoice port_;
   GidChoice gid_;
   bool use_imm_ = true;
+  bool polled_delivery_ = true;  // RCC_IB_POLLED_EAGER
   size_t max_chunk_ = 0;
   uint32_t depth_ = 0;     // send-queue slots per peer
   uint32_t receives_ = 0;  // receives posted per peer

@@ -144,6 +144,9 @@ Status VerbsTransport::init() {
     port_.context = nullptr;
   }
   RCC_RETURN_IF_ERROR(read_use_imm(port_.kind, &use_imm_));
+  int64_t polled = 1;
+  RCC_RETURN_IF_ERROR(read_ranged("RCC_IB_POLLED_EAGER", 0, 1, &polled));
+  polled_delivery_ = polled == 1;
   max_chunk_ = std::min<size_t>(kMaxChunk, port_.port_attr.max_msg_sz > 0 ? port_.port_attr.max_msg_sz : kMaxChunk);
   int max_wr = std::max(1, port_.device_attr.max_qp_wr);
   uint32_t depth_cap = port_.kind == LinkKind::kIwarp ? kMaxIwarpSendQueueDepth : kMaxSendQueueDepth;
