@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/config.h"
+#include "core/fast_tls.h"
 #include "core/log.h"
 #include "transport/transport.h"
 
@@ -19,8 +20,8 @@ std::unordered_set<rcc_comm*>& live_comms() {
 }
 // Bumped whenever a communicator goes away: a thread's cached "this comm is live" is then stale.
 std::atomic<uint64_t> g_unregistrations{0};
-thread_local const rcc_comm* t_live_comm = nullptr;
-thread_local uint64_t t_live_comm_unregistrations = 0;
+RCC_FAST_TLS thread_local const rcc_comm* t_live_comm = nullptr;
+RCC_FAST_TLS thread_local uint64_t t_live_comm_unregistrations = 0;
 // Communicators made by one process are numbered so that their rendezvous keys never collide.
 std::atomic<uint64_t> g_comm_generation{0};
 

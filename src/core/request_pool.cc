@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/comm.h"
+#include "core/fast_tls.h"
 
 namespace rcc {
 namespace {
@@ -77,10 +78,9 @@ struct ThreadCache {
   }
 };
 
-std::vector<rcc_request*>& thread_cache() {
-  thread_local ThreadCache cache;
-  return cache.handles;
-}
+RCC_FAST_TLS thread_local ThreadCache t_cache;
+
+std::vector<rcc_request*>& thread_cache() { return t_cache.handles; }
 
 }  // namespace
 
