@@ -42,8 +42,8 @@ struct RequestPool {
     return false;
   }
 
-  // Moves up to kThreadBatch free handles into cache, making a new chunk when none are free.
-  void refill(std::vector<rcc_request*>& cache) {
+  // Moves up to `batch` free handles into cache, making a new chunk when none are free.
+  void refill(std::vector<rcc_request*>& cache, size_t batch) {
     std::lock_guard<std::mutex> guard(mutex);
     if (free.empty()) {
       const int index = chunks.load(std::memory_order_relaxed);
@@ -53,7 +53,7 @@ struct RequestPool {
       chunks.store(index + 1, std::memory_order_release);
       for (size_t i = chunk_size(index); i > 0; --i) free.push_back(&chunk[i - 1]);
     }
-    const size_t moved = std::min(kThreadBatch, free.size());
+    const size_t moved = std::min(batch, free.size());
     cache.insert(cache.end(), free.end() - static_cast<std::ptrdiff_t>(moved), free.end());
     free.resize(free.size() - moved);
   }
@@ -70,25 +70,48 @@ RequestPool& pool() {
   return *requests;
 }
 
-// A thread's free handles; returned to the shared list when the thread ends.
-struct ThreadCache {
-  std::vector<rcc_request*> handles;
-  ~ThreadCache() {
-    if (!handles.empty()) pool().give_back(handles, handles.size());
+// A thread's free handles. The pointer and flag are trivially destructible, so they stay valid
+// after the thread's thread_local destructors ran (for the main thread: before static destructors
+// and atexit handlers, which may still call the library); the cache is then retired and calls use
+// the shared list.
+struct ThreadCacheState {
+  std::vector<rcc_request*>* handles = nullptr;
+  bool retired = false;
+};
+RCC_FAST_TLS thread_local ThreadCacheState t_cache;
+
+// Returns the cache's handles to the shared list when the thread ends.
+struct ThreadCacheRetirer {
+  bool armed = false;
+  ~ThreadCacheRetirer() {
+    if (t_cache.handles != nullptr) {
+      pool().give_back(*t_cache.handles, t_cache.handles->size());
+      delete t_cache.handles;
+      t_cache.handles = nullptr;
+    }
+    t_cache.retired = true;
   }
 };
+thread_local ThreadCacheRetirer t_retirer;
 
-RCC_FAST_TLS thread_local ThreadCache t_cache;
-
-std::vector<rcc_request*>& thread_cache() { return t_cache.handles; }
+// This thread's cache; null once the thread is ending.
+std::vector<rcc_request*>* thread_cache() {
+  if (t_cache.handles == nullptr && !t_cache.retired) {
+    t_retirer.armed = true;  // constructs it: its destructor then runs when the thread ends
+    t_cache.handles = new std::vector<rcc_request*>;
+  }
+  return t_cache.handles;
+}
 
 }  // namespace
 
 rcc_request* acquire_request() {
-  std::vector<rcc_request*>& cache = thread_cache();
-  if (cache.empty()) pool().refill(cache);
-  rcc_request* request = cache.back();
-  cache.pop_back();
+  std::vector<rcc_request*>* cache = thread_cache();
+  std::vector<rcc_request*> one;
+  if (cache == nullptr) cache = &one;  // a retired thread takes one handle from the shared list
+  if (cache->empty()) pool().refill(*cache, cache == &one ? 1 : kThreadBatch);
+  rcc_request* request = cache->back();
+  cache->pop_back();
   request->live.store(true, std::memory_order_release);
   return request;
 }
@@ -102,9 +125,14 @@ void recycle_request(rcc_request* request) {
   request->comm = nullptr;
   request->p2p = nullptr;
   request->collective.reset();
-  std::vector<rcc_request*>& cache = thread_cache();
-  cache.push_back(request);
-  if (cache.size() > kThreadCacheMax) pool().give_back(cache, kThreadBatch);
+  std::vector<rcc_request*>* cache = thread_cache();
+  if (cache == nullptr) {  // a retired thread gives the handle straight back
+    std::vector<rcc_request*> one{request};
+    pool().give_back(one, 1);
+    return;
+  }
+  cache->push_back(request);
+  if (cache->size() > kThreadCacheMax) pool().give_back(*cache, kThreadBatch);
 }
 
 bool is_live_request(rcc_request* request) {

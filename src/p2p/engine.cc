@@ -31,6 +31,8 @@ struct AreaHeader {
   uint32_t credit_key_bytes;
   uint32_t slots;
   uint32_t slot_bytes;
+  uint32_t polled;  // 1: slot messages are found by polling (the transport's polled_delivery)
+  uint32_t reserved;
 };
 
 
@@ -155,9 +157,10 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
   std::vector<uint8_t> recv_key, credit_key;
   RCC_RETURN_IF_ERROR(transport_->pack_key(*recv_memory_, &recv_key));
   RCC_RETURN_IF_ERROR(transport_->pack_key(*credit_memory_, &credit_key));
+  polled_ = transport_->polled_delivery();
   AreaHeader mine{reinterpret_cast<uint64_t>(recv_area_.data()), reinterpret_cast<uint64_t>(credit_area_.data()),
                   static_cast<uint32_t>(recv_key.size()), static_cast<uint32_t>(credit_key.size()), slots_,
-                  static_cast<uint32_t>(slot_bytes_)};
+                  static_cast<uint32_t>(slot_bytes_), polled_ ? 1u : 0u, 0};
   std::vector<uint8_t> blob(sizeof mine + recv_key.size() + credit_key.size());
   std::memcpy(blob.data(), &mine, sizeof mine);
   std::copy(recv_key.begin(), recv_key.end(), blob.begin() + sizeof mine);
@@ -180,6 +183,12 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
                   "RCC_EAGER_SLOTS the same on every rank",
                   peer, header.slots, header.slot_bytes, slots_, slot_bytes_);
     }
+    if (header.polled != (polled_ ? 1u : 0u)) {
+      // A polling sender would never notify a rank that only looks at notices.
+      return fail(RCC_ERR_MISMATCH,
+                  "rank %d %s its eager slots, this rank %s: set RCC_IB_POLLED_EAGER the same on every rank", peer,
+                  header.polled != 0 ? "polls" : "does not poll", polled_ ? "polls" : "does not");
+    }
     const uint8_t* keys = theirs.data() + sizeof header;
     std::vector<uint8_t> their_recv_key(keys, keys + header.recv_key_bytes);
     std::vector<uint8_t> their_credit_key(keys + header.recv_key_bytes,
@@ -190,7 +199,6 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
     state.remote_slots = header.recv_area + static_cast<uint64_t>(rank_) * slots_ * slot_bytes_;
     state.remote_credit = header.credit_area + static_cast<uint64_t>(rank_) * sizeof(CreditWord);
   }
-  polled_ = transport_->polled_delivery();
   RCC_INFO("engine: %d ranks connected over %s, eager limit %zu bytes, %u slots per peer, %s", size_,
            transport_->name(), eager_limit_, slots_,
            polled_ ? "slot messages found by polling" : "slot messages notified");
@@ -405,7 +413,7 @@ Status Engine::write_slot(int peer, const SlotHeader& header, const void* payloa
   SlotHeader* sent = reinterpret_cast<SlotHeader*>(staging);
   sent->credit_slots = state.reported_slots = state.slots_consumed;
   sent->credit_fins = state.reported_fins = state.fins_consumed;
-  const auto sequence = static_cast<uint32_t>(state.slots_sent + 1);
+  const uint32_t sequence = slot_sequence(state.slots_sent);
   sent->sequence = sequence;
   if (payload_bytes > 0) std::memcpy(staging + sizeof header, payload, payload_bytes);
   const uint64_t tail = tail_offset(payload_bytes);
@@ -530,9 +538,9 @@ Status Engine::handle_slot(int peer, uint32_t slot) {
     return fail(RCC_ERR_TRANSPORT, "protocol error: rank %d wrote slot %u, expected slot %u", peer, slot, expected);
   }
   SlotHeader header;
-  const uint8_t* bytes = recv_slot(peer, slot);
+  uint8_t* bytes = recv_slot(peer, slot);
   std::memcpy(&header, bytes, sizeof header);
-  const uint8_t* payload = bytes + sizeof header;
+  uint8_t* payload = bytes + sizeof header;
   // Credits piggybacked by the peer (cumulative; slot messages arrive in order).
   state.granted_slots = std::max(state.granted_slots, header.credit_slots);
   state.granted_fins = std::max(state.granted_fins, header.credit_fins);
@@ -579,6 +587,11 @@ Status Engine::handle_slot(int peer, uint32_t slot) {
       return fail(RCC_ERR_TRANSPORT, "protocol error: unknown message type %u from rank %d",
                   static_cast<unsigned>(header.type), peer);
   }
+  if (polled_) {
+    // The next message into this slot may be shorter: its tail word would then sit on bytes of this
+    // body, which must not pass for it before it lands. Zeroed before the slot goes back to the sender.
+    std::memset(payload, 0, tail_offset(body_bytes(header)) + kTailBytes - sizeof header);
+  }
   ++state.slots_consumed;
   return send_credits(peer, false);
 }
@@ -586,7 +599,7 @@ Status Engine::handle_slot(int peer, uint32_t slot) {
 Status Engine::poll_slots(int peer, uint64_t* delivered) {
   PeerState& state = peers_[peer];
   for (;;) {
-    const auto expected = static_cast<uint32_t>(state.slots_consumed + 1);
+    const uint32_t expected = slot_sequence(state.slots_consumed);
     const uint32_t slot = static_cast<uint32_t>(state.slots_consumed % slots_);
     const uint8_t* bytes = recv_slot(peer, slot);
     const auto* sequence = reinterpret_cast<const uint32_t*>(bytes + offsetof(SlotHeader, sequence));

@@ -46,6 +46,10 @@ inline uint64_t body_bytes(const SlotHeader& header) {
 // Where the sequence word after a body of `body` bytes sits (8-aligned).
 inline uint64_t tail_offset(uint64_t body) { return sizeof(SlotHeader) + (body + 7) / 8 * 8; }
 constexpr uint64_t kTailBytes = sizeof(uint32_t);
+// The sequence word of the index-th slot message (from 0) of a stream: never 0, because a polling
+// receiver zeroes each body it consumed (then no stale byte can pass for a tail word that has not
+// landed yet) and a zero must never look like a message.
+inline uint32_t slot_sequence(uint64_t index) { return static_cast<uint32_t>(index % 0xffffffffu) + 1; }
 
 // Immediate: 4 bits of kind, 28 bits of argument.
 enum class ImmKind : uint32_t { kSlot = 1, kFin = 2 };

@@ -1,6 +1,8 @@
 // How the p2p engine delivers eager messages over verbs (run in the RDMA VM, labels verbs-rxe and
 // verbs-siw): with polled delivery a spinning receiver finds messages without any notice, a
-// receiver that went to sleep is woken by one, and RCC_IB_POLLED_EAGER=0 notifies every message.
+// receiver that went to sleep is woken by one, slots reused with other lengths deliver intact
+// messages, RCC_IB_POLLED_EAGER=0 notifies every message, and ranks that disagree on it refuse
+// to connect.
 // Two in-process ranks (threads), each with its own verbs transport and engine, meet through a
 // real rendezvous store; the counters are the transport's own.
 #include <gtest/gtest.h>
@@ -108,6 +110,74 @@ TEST(EngineDelivery, SleepingReceiverIsWokenByANotice) {
   const VerbsInfo& sender = results[0].counters;
   EXPECT_EQ(sender.writes_with_immediate + sender.notify_sends, static_cast<uint64_t>(kRounds))
       << "rank 0's messages to a sleeping rank 1 were not all notified";
+  // And the notices woke it: sleeps ended by a completion event, not by the 1 ms timeout. A notice
+  // can land in the moment between two sleeps (then no event is needed), so not all of them.
+  EXPECT_GE(results[1].counters.completion_wakeups, static_cast<uint64_t>(kRounds / 2))
+      << "rank 1 slept through the notices (woken by its sleep timeout instead)";
+}
+
+TEST(EngineDelivery, PolledMessagesOfEverySizeInOneSlotRing) {
+  // Sizes that move the tail word around within the same slots (and large ones through RTS/CTS),
+  // with fewer slots than messages, so every slot is reused with a different length.
+  ScopedEnv slots("RCC_EAGER_SLOTS", "4");
+  const size_t sizes[] = {8192, 4, 0, 4096, 1, 100000, 8, 8191, 33, 8192, 12, 64};
+  auto results = run_two([&](int rank, Engine& engine) {
+    for (int round = 0; round < 5; ++round) {
+      for (size_t bytes : sizes) {
+        std::vector<uint8_t> out(bytes), in(bytes + 1, 0xEE);
+        for (size_t b = 0; b < bytes; ++b) out[b] = static_cast<uint8_t>(b * 7 + bytes + round);
+        if (rank == 0) {
+          ASSERT_EQ(engine.send(out.data(), bytes, 1, kTag, rcc::p2p::kUserContext), RCC_SUCCESS) << rcc::last_error();
+        } else {
+          ASSERT_EQ(engine.recv(in.data(), bytes, 0, kTag, rcc::p2p::kUserContext), RCC_SUCCESS) << rcc::last_error();
+          for (size_t b = 0; b < bytes; ++b) ASSERT_EQ(in[b], out[b]) << bytes << "-byte message, byte " << b;
+          ASSERT_EQ(in[bytes], 0xEE) << "write past the end of a " << bytes << "-byte message";
+        }
+      }
+    }
+    // Sends beyond the 4 credits complete once queued; rank 0 keeps progressing (flushing them)
+    // until rank 1 confirms it received everything.
+    uint8_t done = 1;
+    if (rank == 0) {
+      ASSERT_EQ(engine.recv(&done, 1, 1, kTag + 1, rcc::p2p::kUserContext), RCC_SUCCESS) << rcc::last_error();
+    } else {
+      ASSERT_EQ(engine.send(&done, 1, 0, kTag + 1, rcc::p2p::kUserContext), RCC_SUCCESS) << rcc::last_error();
+    }
+  });
+  ASSERT_TRUE(results[0].ok && results[1].ok);
+}
+
+TEST(EngineDelivery, RanksDisagreeingOnPolledEagerFailToConnect) {
+  // Rank 0's transport polls, rank 1's does not (the threads share one environment, so the
+  // setting is changed around each creation). Both must refuse to connect, naming the setting.
+  std::string secret;
+  ASSERT_EQ(rcc::bootstrap::make_secret(&secret), RCC_SUCCESS);
+  std::unique_ptr<rcc::bootstrap::StoreServer> server;
+  ASSERT_EQ(rcc::bootstrap::StoreServer::start("127.0.0.1", 0, "127.0.0.1", secret, &server), RCC_SUCCESS);
+  std::vector<std::unique_ptr<rcc::transport::Transport>> transports(2);
+  for (int rank = 0; rank < 2; ++rank) {
+    ScopedEnv polled("RCC_IB_POLLED_EAGER", rank == 0 ? "1" : "0");
+    rcc::transport::Options options;
+    options.rank = rank;
+    options.size = 2;
+    ASSERT_EQ(rcc::transport::create_transport(options, &transports[rank]), RCC_SUCCESS) << rcc::last_error();
+  }
+  rcc::Status statuses[2] = {RCC_SUCCESS, RCC_SUCCESS};
+  std::string messages[2];
+  auto connect = [&](int rank) {
+    std::unique_ptr<rcc::bootstrap::StoreClient> store;
+    ASSERT_EQ(rcc::bootstrap::StoreClient::connect(server->address(), secret, 60, &store), RCC_SUCCESS);
+    std::unique_ptr<Engine> engine;
+    statuses[rank] = Engine::create(std::move(transports[rank]), *store, "mismatch", rank, 2, 60, &engine);
+    messages[rank] = rcc::last_error();
+  };
+  std::thread other(connect, 1);
+  connect(0);
+  other.join();
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(statuses[rank], RCC_ERR_MISMATCH) << "rank " << rank;
+    EXPECT_NE(messages[rank].find("RCC_IB_POLLED_EAGER"), std::string::npos) << messages[rank];
+  }
 }
 
 TEST(EngineDelivery, PolledEagerZeroNotifiesEveryMessage) {

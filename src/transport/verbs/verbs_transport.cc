@@ -689,7 +689,10 @@ Status VerbsTransport::wait_for_event(int timeout_ms) {
   if (n > 0 && (fds[0].revents & POLLIN) != 0) {
     ibv_cq* cq = nullptr;
     void* context = nullptr;
-    while (ibv_get_cq_event(channel_, &cq, &context) == 0) ibv_ack_cq_events(cq, 1);
+    while (ibv_get_cq_event(channel_, &cq, &context) == 0) {
+      ibv_ack_cq_events(cq, 1);
+      ++counters_.completion_wakeups;
+    }
   }
   if (n > 0 && (fds[1].revents & POLLIN) != 0) handle_async_events();
   return RCC_SUCCESS;

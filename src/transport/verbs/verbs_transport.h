@@ -27,6 +27,7 @@ struct VerbsInfo {
   uint64_t work_requests = 0;          // every posted send-side work request
   uint64_t queued_in_software = 0;     // requests that waited in software for room in the send queue
   uint64_t inline_writes = 0;          // work requests posted with IBV_SEND_INLINE
+  uint64_t completion_wakeups = 0;     // sleeps in wait_for_event ended by a completion event
 };
 
 // False when transport is not a verbs transport.
