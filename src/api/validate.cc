@@ -24,12 +24,12 @@ Status check_op(rcc_op_t op, rcc_datatype_t datatype, const char* function) {
   return RCC_SUCCESS;
 }
 
-Status check_buffer(const void* buffer, size_t count, rcc_datatype_t datatype, const char* function, const char* name,
-                    size_t* bytes) {
+namespace detail {
+
+Status buffer_error(const void* buffer, size_t count, rcc_datatype_t datatype, const char* function, const char* name) {
   RCC_RETURN_IF_ERROR(check_datatype(datatype, function));
   const size_t element = rcc_datatype_size(datatype);
   size_t total = 0;
-  // Multiplication with an overflow check instead of two divisions (this runs on every call).
   if (__builtin_mul_overflow(count, element, &total) || total > std::numeric_limits<size_t>::max() / 2) {
     return fail(RCC_ERR_INVALID_ARGUMENT, "%s: count %zu of %zu-byte elements overflows (%s)", function, count,
                 element, name);
@@ -37,36 +37,22 @@ Status check_buffer(const void* buffer, size_t count, rcc_datatype_t datatype, c
   if (buffer == nullptr && count > 0) {
     return fail(RCC_ERR_INVALID_ARGUMENT, "%s: %s is NULL with count %zu", function, name, count);
   }
-  *bytes = total;
-  return RCC_SUCCESS;
+  return fail(RCC_ERR_INTERNAL, "%s: %s passed its checks on the slow path", function, name);
 }
 
-Status check_rank(rcc_comm* comm, int rank, const char* function, const char* name) {
-  if (rank < 0 || rank >= comm->size) {
-    return fail(RCC_ERR_INVALID_ARGUMENT, "%s: %s %d is out of range [0, %d)", function, name, rank, comm->size);
-  }
-  return RCC_SUCCESS;
+Status rank_error(rcc_comm* comm, int rank, const char* function, const char* name) {
+  return fail(RCC_ERR_INVALID_ARGUMENT, "%s: %s %d is out of range [0, %d)", function, name, rank, comm->size);
 }
 
-Status check_tag(int tag, const char* function) {
-  if (tag < 0) return fail(RCC_ERR_INVALID_ARGUMENT, "%s: tag %d is negative", function, tag);
-  return RCC_SUCCESS;
+Status tag_error(int tag, const char* function) {
+  return fail(RCC_ERR_INVALID_ARGUMENT, "%s: tag %d is negative", function, tag);
 }
+
+}  // namespace detail
 
 }  // namespace rcc::api
 
 extern "C" size_t rcc_datatype_size(rcc_datatype_t datatype) {
-  switch (datatype) {
-    case RCC_INT8:
-    case RCC_UINT8: return 1;
-    case RCC_FLOAT16:
-    case RCC_BFLOAT16: return 2;
-    case RCC_INT32:
-    case RCC_UINT32:
-    case RCC_FLOAT32: return 4;
-    case RCC_INT64:
-    case RCC_UINT64:
-    case RCC_FLOAT64: return 8;
-    default: return 0;
-  }
+  const auto type = static_cast<unsigned>(datatype);
+  return type < RCC_NUM_DATATYPES ? rcc::api::detail::kDatatypeBytes[type] : 0;
 }

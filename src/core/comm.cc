@@ -18,14 +18,19 @@ std::unordered_set<rcc_comm*>& live_comms() {
   static auto* comms = new std::unordered_set<rcc_comm*>;
   return *comms;
 }
-// Bumped whenever a communicator goes away: a thread's cached "this comm is live" is then stale.
-std::atomic<uint64_t> g_unregistrations{0};
-RCC_FAST_TLS thread_local const rcc_comm* t_live_comm = nullptr;
-RCC_FAST_TLS thread_local uint64_t t_live_comm_unregistrations = 0;
 // Communicators made by one process are numbered so that their rendezvous keys never collide.
 std::atomic<uint64_t> g_comm_generation{0};
 
 }  // namespace
+
+namespace detail {
+std::atomic<uint64_t> g_unregistrations{0};
+RCC_FAST_TLS constinit thread_local const rcc_comm* t_live_comm = nullptr;
+RCC_FAST_TLS constinit thread_local uint64_t t_live_comm_unregistrations = 0;
+}  // namespace detail
+using detail::g_unregistrations;
+using detail::t_live_comm;
+using detail::t_live_comm_unregistrations;
 
 void register_comm(rcc_comm* comm) {
   std::lock_guard<std::mutex> guard(g_registry_mutex);
@@ -38,10 +43,8 @@ bool unregister_comm(rcc_comm* comm) {
   return live_comms().erase(comm) == 1;
 }
 
-Status check_comm(rcc_comm_t comm, const char* function) {
+Status check_comm_slow(rcc_comm_t comm, const char* function) {
   if (comm == nullptr) return fail(RCC_ERR_INVALID_ARGUMENT, "%s: comm is NULL", function);
-  // The registry lookup (a global lock and a hash) is skipped when this thread already found this
-  // comm live and no communicator has been destroyed since (a lock per call shows in small-message latency).
   const uint64_t unregistrations = g_unregistrations.load(std::memory_order_acquire);
   if (comm != t_live_comm || unregistrations != t_live_comm_unregistrations) {
     std::lock_guard<std::mutex> guard(g_registry_mutex);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bootstrap/job.h"
+#include "core/fast_tls.h"
 #include "bootstrap/store.h"
 #include "core/executor.h"
 #include "core/liveness.h"
@@ -51,7 +52,26 @@ Status create_comm(const bootstrap::JobInfo& job, std::unique_ptr<bootstrap::Sto
 // Live-object registries, so that use after destroy or free is an error instead of a crash.
 void register_comm(rcc_comm* comm);
 bool unregister_comm(rcc_comm* comm);
-Status check_comm(rcc_comm_t comm, const char* function);
+
+namespace detail {
+// Bumped whenever a communicator goes away: a thread's cached "this comm is live" is then stale.
+extern std::atomic<uint64_t> g_unregistrations;
+// constinit: statically initialised, so reads from other files need no TLS wrapper call.
+extern RCC_FAST_TLS constinit thread_local const rcc_comm* t_live_comm;
+extern RCC_FAST_TLS constinit thread_local uint64_t t_live_comm_unregistrations;
+}  // namespace detail
+// The registry lookup (a global lock and a hash), and every error.
+Status check_comm_slow(rcc_comm_t comm, const char* function);
+// Inline because every call runs it: the registry is skipped when this thread already found this
+// comm live and no communicator has been destroyed since.
+inline Status check_comm(rcc_comm_t comm, const char* function) {
+  if (comm != nullptr && comm == detail::t_live_comm &&
+      detail::g_unregistrations.load(std::memory_order_acquire) == detail::t_live_comm_unregistrations &&
+      !comm->aborted.load(std::memory_order_acquire)) {
+    return RCC_SUCCESS;
+  }
+  return check_comm_slow(comm, function);
+}
 // Request handles come from a pool (request_pool.cc) that never gives memory back, so a handle
 // already waited for, or one that was never ours, is an error instead of a crash.
 rcc_request* acquire_request();                 // a live handle with empty fields

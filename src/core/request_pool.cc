@@ -103,13 +103,35 @@ std::vector<rcc_request*>* thread_cache() {
   return t_cache.handles;
 }
 
-}  // namespace
-
-rcc_request* acquire_request() {
+// The common paths read the thread's cache directly; creating it, refilling it, trimming it and a
+// retired thread's calls go through the shared list here.
+rcc_request* acquire_request_slow() {
   std::vector<rcc_request*>* cache = thread_cache();
   std::vector<rcc_request*> one;
   if (cache == nullptr) cache = &one;  // a retired thread takes one handle from the shared list
   if (cache->empty()) pool().refill(*cache, cache == &one ? 1 : kThreadBatch);
+  rcc_request* request = cache->back();
+  cache->pop_back();
+  request->live.store(true, std::memory_order_release);
+  return request;
+}
+
+void recycle_request_slow(rcc_request* request) {
+  std::vector<rcc_request*>* cache = thread_cache();
+  if (cache == nullptr) {  // a retired thread gives the handle straight back
+    std::vector<rcc_request*> one{request};
+    pool().give_back(one, 1);
+    return;
+  }
+  cache->push_back(request);
+  if (cache->size() > kThreadCacheMax) pool().give_back(*cache, kThreadBatch);
+}
+
+}  // namespace
+
+rcc_request* acquire_request() {
+  std::vector<rcc_request*>* cache = t_cache.handles;
+  if (cache == nullptr || cache->empty()) return acquire_request_slow();
   rcc_request* request = cache->back();
   cache->pop_back();
   request->live.store(true, std::memory_order_release);
@@ -124,15 +146,13 @@ bool claim_request(rcc_request* request) {
 void recycle_request(rcc_request* request) {
   request->comm = nullptr;
   request->p2p = nullptr;
-  request->collective.reset();
-  std::vector<rcc_request*>* cache = thread_cache();
-  if (cache == nullptr) {  // a retired thread gives the handle straight back
-    std::vector<rcc_request*> one{request};
-    pool().give_back(one, 1);
+  if (request->collective != nullptr) request->collective.reset();
+  std::vector<rcc_request*>* cache = t_cache.handles;
+  if (cache != nullptr && cache->size() < kThreadCacheMax) {
+    cache->push_back(request);
     return;
   }
-  cache->push_back(request);
-  if (cache->size() > kThreadCacheMax) pool().give_back(*cache, kThreadBatch);
+  recycle_request_slow(request);
 }
 
 bool is_live_request(rcc_request* request) {

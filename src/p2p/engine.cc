@@ -32,7 +32,7 @@ struct AreaHeader {
   uint32_t slots;
   uint32_t slot_bytes;
   uint32_t polled;  // 1: slot messages are found by polling (the transport's polled_delivery)
-  uint32_t reserved;
+  uint32_t accepts_bare;  // 1: this rank takes bare eager messages (ImmKind::kBareSlot)
 };
 
 
@@ -45,6 +45,13 @@ SlotHeader message_header(SlotType type, int tag, uint32_t context, size_t bytes
   header.length = bytes;
   header.sender_request = sender_request;
   return header;
+}
+
+// Zeroes a consumed slot's header sequence word: a bare message reuses the slot without writing a
+// header, and the old number must never pass for a later one.
+void clear_sequence(uint8_t* slot) {
+  const uint32_t zero = 0;
+  std::memcpy(slot + offsetof(SlotHeader, sequence), &zero, sizeof zero);
 }
 
 // Removes a matched receive. The oldest is the usual match, and a pop costs less than an erase.
@@ -88,8 +95,20 @@ struct Engine::PeerState {
   std::deque<PendingWrite> pending_writes;      // waiting for a FIN credit
 
   uint64_t slots_consumed = 0, fins_consumed = 0, reported_slots = 0, reported_fins = 0;
+  // The slot consumption my last slot message carried (header or bare notice): what a bare
+  // notice's credit bits are relative to.
+  uint64_t carried_slots = 0;
   std::deque<Request*> posted;  // receives in the order posted
   std::deque<Unexpected> unexpected;
+
+  // Bare eager messages (ImmKind::kBareSlot). Sending: the packet size on the path (0: never
+  // bare) and my last eager message's tag and context; receiving: the peer's last ones, and per
+  // slot the notice of a bare message that arrived: its argument << 32 | length + 1 (0: none).
+  size_t packet_bytes = 0;
+  bool sent_eager = false, received_eager = false;
+  int32_t sent_tag = 0, received_tag = 0;
+  uint32_t sent_context = 0, received_context = 0;
+  std::vector<uint64_t> bare_notices;
 
   bool failed = false;
 };
@@ -160,7 +179,7 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
   polled_ = transport_->polled_delivery();
   AreaHeader mine{reinterpret_cast<uint64_t>(recv_area_.data()), reinterpret_cast<uint64_t>(credit_area_.data()),
                   static_cast<uint32_t>(recv_key.size()), static_cast<uint32_t>(credit_key.size()), slots_,
-                  static_cast<uint32_t>(slot_bytes_), polled_ ? 1u : 0u, 0};
+                  static_cast<uint32_t>(slot_bytes_), polled_ ? 1u : 0u, polled_ ? 1u : 0u};
   std::vector<uint8_t> blob(sizeof mine + recv_key.size() + credit_key.size());
   std::memcpy(blob.data(), &mine, sizeof mine);
   std::copy(recv_key.begin(), recv_key.end(), blob.begin() + sizeof mine);
@@ -198,6 +217,10 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
     RCC_RETURN_IF_ERROR(transport_->import_key(peer, their_credit_key, &state.credit_key));
     state.remote_slots = header.recv_area + static_cast<uint64_t>(rank_) * slots_ * slot_bytes_;
     state.remote_credit = header.credit_area + static_cast<uint64_t>(rank_) * sizeof(CreditWord);
+    if (polled_) {
+      state.packet_bytes = header.accepts_bare != 0 ? transport_->notice_packet_bytes(peer) : 0;
+      state.bare_notices.assign(slots_, 0);
+    }
   }
   RCC_INFO("engine: %d ranks connected over %s, eager limit %zu bytes, %u slots per peer, %s", size_,
            transport_->name(), eager_limit_, slots_,
@@ -406,12 +429,19 @@ Status Engine::post_slot_message(int peer, const SlotHeader& header, const void*
 
 Status Engine::write_slot(int peer, const SlotHeader& header, const void* payload, size_t payload_bytes) {
   PeerState& state = peers_[peer];
+  if (header.type == SlotType::kEager) {
+    const bool same_stream = state.sent_eager && header.tag == state.sent_tag && header.context == state.sent_context;
+    if (same_stream && state.packet_bytes > 0 && header_costs_a_packet(payload_bytes, state.packet_bytes) &&
+        state.slots_consumed - state.carried_slots < (uint64_t{1} << kBareCreditBits)) {
+      return write_bare(peer, payload, payload_bytes);
+    }
+  }
   const uint32_t slot = static_cast<uint32_t>(state.slots_sent % slots_);
   uint8_t* staging = send_slot(peer, slot);
   std::memcpy(staging, &header, sizeof header);
   // Piggyback this rank's credits for the peer: they count as reported.
   SlotHeader* sent = reinterpret_cast<SlotHeader*>(staging);
-  sent->credit_slots = state.reported_slots = state.slots_consumed;
+  sent->credit_slots = state.reported_slots = state.carried_slots = state.slots_consumed;
   sent->credit_fins = state.reported_fins = state.fins_consumed;
   const uint32_t sequence = slot_sequence(state.slots_sent);
   sent->sequence = sequence;
@@ -428,6 +458,27 @@ Status Engine::write_slot(int peer, const SlotHeader& header, const void* payloa
   RCC_RETURN_IF_ERROR(transport_->write(peer, staging, tail + kTailBytes, *send_memory_,
                                         state.remote_slots + static_cast<uint64_t>(slot) * slot_bytes_,
                                         *state.slots_key, notify, make_imm(ImmKind::kSlot, slot), 0));
+  if (header.type == SlotType::kEager) {  // the receiver's "previous eager message" from now on
+    state.sent_eager = true;
+    state.sent_tag = header.tag;
+    state.sent_context = header.context;
+  }
+  ++state.slots_sent;
+  return RCC_SUCCESS;
+}
+
+Status Engine::write_bare(int peer, const void* payload, size_t bytes) {
+  PeerState& state = peers_[peer];
+  const uint32_t slot = static_cast<uint32_t>(state.slots_sent % slots_);
+  uint8_t* body = send_slot(peer, slot) + sizeof(SlotHeader);
+  std::memcpy(body, payload, bytes);
+  // Notified, so it also wakes a receiver that announced it sleeps.
+  state.notified_epoch = __atomic_load_n(&credit_area_[peer].sleep_epoch, __ATOMIC_ACQUIRE);
+  const uint32_t imm = make_imm(ImmKind::kBareSlot, bare_imm_arg(slot, state.slots_consumed));
+  RCC_RETURN_IF_ERROR(transport_->write(peer, body, bytes, *send_memory_,
+                                        state.remote_slots + static_cast<uint64_t>(slot) * slot_bytes_ + sizeof(SlotHeader),
+                                        *state.slots_key, true, imm, 0));
+  state.reported_slots = state.carried_slots = state.slots_consumed;
   ++state.slots_sent;
   return RCC_SUCCESS;
 }
@@ -549,6 +600,9 @@ Status Engine::handle_slot(int peer, uint32_t slot) {
   switch (header.type) {
     case SlotType::kEager:
       if (header.length > eager_limit_) return fail(RCC_ERR_TRANSPORT, "protocol error: oversized eager message from rank %d", peer);
+      state.received_eager = true;
+      state.received_tag = header.tag;
+      state.received_context = header.context;
       match_or_queue_eager(peer, header, payload);
       break;
     case SlotType::kRts: {
@@ -591,7 +645,27 @@ Status Engine::handle_slot(int peer, uint32_t slot) {
     // The next message into this slot may be shorter: its tail word would then sit on bytes of this
     // body, which must not pass for it before it lands. Zeroed before the slot goes back to the sender.
     std::memset(payload, 0, tail_offset(body_bytes(header)) + kTailBytes - sizeof header);
+    clear_sequence(bytes);
   }
+  ++state.slots_consumed;
+  return send_credits(peer, false);
+}
+
+Status Engine::handle_bare(int peer, uint32_t slot) {
+  PeerState& state = peers_[peer];
+  const uint64_t notice = state.bare_notices[slot];
+  state.bare_notices[slot] = 0;
+  const uint64_t length = (notice & 0xffffffffu) - 1;
+  if (!state.received_eager) {
+    return fail(RCC_ERR_TRANSPORT, "protocol error: rank %d sent a bare message before any eager message", peer);
+  }
+  // Its piggybacked credits, relative to those of the peer's previous slot message.
+  state.granted_slots = bare_credit(static_cast<uint32_t>(notice >> 32), state.granted_slots);
+  uint8_t* bytes = recv_slot(peer, slot);
+  match_or_queue_eager(peer, message_header(SlotType::kEager, state.received_tag, state.received_context, length, 0),
+                       bytes + sizeof(SlotHeader));
+  std::memset(bytes + sizeof(SlotHeader), 0, length);  // as handle_slot: no stale byte may pass for a tail word
+  clear_sequence(bytes);
   ++state.slots_consumed;
   return send_credits(peer, false);
 }
@@ -601,6 +675,11 @@ Status Engine::poll_slots(int peer, uint64_t* delivered) {
   for (;;) {
     const uint32_t expected = slot_sequence(state.slots_consumed);
     const uint32_t slot = static_cast<uint32_t>(state.slots_consumed % slots_);
+    if (state.bare_notices[slot] != 0) {  // its notice came (earlier messages have all landed)
+      RCC_RETURN_IF_ERROR(handle_bare(peer, slot));
+      ++*delivered;
+      continue;
+    }
     const uint8_t* bytes = recv_slot(peer, slot);
     const auto* sequence = reinterpret_cast<const uint32_t*>(bytes + offsetof(SlotHeader, sequence));
     if (__atomic_load_n(sequence, __ATOMIC_ACQUIRE) != expected) return RCC_SUCCESS;
@@ -660,6 +739,18 @@ Status Engine::handle_event(const transport::Event& event) {
       // Polled: the notice only woke this rank; the slot is consumed by poll_slots in order.
       if (kind == ImmKind::kSlot) return polled_ ? RCC_SUCCESS : handle_slot(event.peer, imm_arg(event.imm));
       if (kind == ImmKind::kFin) return handle_fin(event.peer, imm_arg(event.imm));
+      if (kind == ImmKind::kBareSlot && polled_) {
+        // Consumed in order by poll_slots, after the messages before it.
+        PeerState& state = peers_[event.peer];
+        const uint32_t arg = imm_arg(event.imm);
+        const uint32_t slot = bare_slot(arg);
+        if (slot >= slots_ || state.bare_notices[slot] != 0 || event.length > eager_limit_) {
+          return fail(RCC_ERR_TRANSPORT, "protocol error: rank %d sent a bare message of %llu bytes to slot %u", event.peer,
+                      static_cast<unsigned long long>(event.length), slot);
+        }
+        state.bare_notices[slot] = static_cast<uint64_t>(arg) << 32 | (event.length + 1);
+        return RCC_SUCCESS;
+      }
       return fail(RCC_ERR_TRANSPORT, "protocol error: unknown immediate 0x%08x from rank %d", event.imm, event.peer);
     }
     case transport::EventKind::kWriteDone:

@@ -102,6 +102,8 @@ class Engine {
   Status progress_locked();
   Status handle_event(const transport::Event& event);
   Status handle_slot(int peer, uint32_t slot);
+  // Polled delivery: consumes the bare eager message in the slot (its notice came).
+  Status handle_bare(int peer, uint32_t slot);
   // Polled delivery: consumes every slot message of the peer that has landed whole; counts them.
   Status poll_slots(int peer, uint64_t* delivered);
   // Polled delivery: before sleeping, asks every peer to notify its next slot message.
@@ -111,6 +113,8 @@ class Engine {
 
   Status post_slot_message(int peer, const SlotHeader& header, const void* payload, size_t payload_bytes);
   Status write_slot(int peer, const SlotHeader& header, const void* payload, size_t payload_bytes);
+  // An eager message without its header (ImmKind::kBareSlot): the payload and a notice.
+  Status write_bare(int peer, const void* payload, size_t bytes);
   Status flush_pending(int peer);
   Status send_credits(int peer, bool force);
   // Writes this rank's whole credit word (consumption and sleep epoch) into the peer's memory.

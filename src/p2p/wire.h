@@ -46,15 +46,44 @@ inline uint64_t body_bytes(const SlotHeader& header) {
 // Where the sequence word after a body of `body` bytes sits (8-aligned).
 inline uint64_t tail_offset(uint64_t body) { return sizeof(SlotHeader) + (body + 7) / 8 * 8; }
 constexpr uint64_t kTailBytes = sizeof(uint32_t);
+// Whether an eager body of `body` bytes fits fewer packets of `packet` bytes alone than with the
+// header and tail word around it (e.g. 4096 bytes: 4 packets of 1024 alone, 5 with them).
+inline bool header_costs_a_packet(uint64_t body, uint64_t packet) {
+  return body > 0 && (tail_offset(body) + kTailBytes + packet - 1) / packet > (body + packet - 1) / packet;
+}
 // The sequence word of the index-th slot message (from 0) of a stream: never 0, because a polling
 // receiver zeroes each body it consumed (then no stale byte can pass for a tail word that has not
 // landed yet) and a zero must never look like a message.
 inline uint32_t slot_sequence(uint64_t index) { return static_cast<uint32_t>(index % 0xffffffffu) + 1; }
 
-// Immediate: 4 bits of kind, 28 bits of argument.
-enum class ImmKind : uint32_t { kSlot = 1, kFin = 2 };
+// Immediate: 4 bits of kind, 28 bits of argument (a slot, or the receiver's request index).
+enum class ImmKind : uint32_t {
+  kSlot = 1,
+  kFin = 2,
+  // A bare eager message: only its payload, at the body's place in the slot. Its header would have
+  // cost a packet of its own, so the notice carries what the receiver needs: the length comes with
+  // it, tag and context are those of the previous eager message from the same sender, and the
+  // argument holds the slot and the low bits of the piggybacked slot credits (bare_imm_arg).
+  kBareSlot = 3,
+};
 constexpr uint32_t kImmArgBits = 28;
 constexpr uint32_t kImmArgMask = (1u << kImmArgBits) - 1;
+
+// A bare notice's argument: the slot in the low 12 bits (RCC_EAGER_SLOTS <= 4096), above them the
+// low 16 bits of the sender's cumulative consumption of the receiver's slot messages. The sender
+// goes bare only while that count is less than 2^16 past the value its previous slot message
+// carried, so the receiver recovers it exactly from its own copy of that value.
+constexpr uint32_t kBareSlotBits = 12, kBareCreditBits = 16;
+static_assert(kBareSlotBits + kBareCreditBits == 28);
+inline uint32_t bare_imm_arg(uint32_t slot, uint64_t credit_slots) {
+  return slot | static_cast<uint32_t>(credit_slots & ((1u << kBareCreditBits) - 1)) << kBareSlotBits;
+}
+inline uint32_t bare_slot(uint32_t arg) { return arg & ((1u << kBareSlotBits) - 1); }
+// The full count, from its low bits and the previous value carried in the same stream.
+inline uint64_t bare_credit(uint32_t arg, uint64_t previous) {
+  const uint64_t low = arg >> kBareSlotBits;
+  return previous + ((low - previous) & ((1u << kBareCreditBits) - 1));
+}
 
 inline uint32_t make_imm(ImmKind kind, uint32_t arg) { return (static_cast<uint32_t>(kind) << kImmArgBits) | arg; }
 inline ImmKind imm_kind(uint32_t imm) { return static_cast<ImmKind>(imm >> kImmArgBits); }

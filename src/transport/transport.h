@@ -91,6 +91,15 @@ class Transport {
   // sends eager messages as plain writes that the receiver finds by polling its slots.
   virtual bool polled_delivery() const { return false; }
 
+  // Bytes per packet on the path to a peer, when a notice rides inside the write that carries it
+  // (RDMA write with immediate: no packet of its own, and the notice brings the write's length);
+  // 0 when a notice costs a message of its own (iWARP, UCX) or the packet size is unknown. The
+  // engine then sends an eager message whose header would need one more packet without one.
+  virtual size_t notice_packet_bytes(int peer) const {
+    (void)peer;
+    return 0;
+  }
+
   // How this backend addresses a peer (device, GID or LID), for error messages; "" if nothing useful.
   virtual std::string describe_peer(int peer) const {
     (void)peer;

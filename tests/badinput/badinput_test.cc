@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <limits>
 #include <string>
 #include <vector>
@@ -299,6 +300,14 @@ TEST(Requests, NullAndStaleRequests) {
                {"rcc_test", "not pending"});
   ASSERT_EQ(rcc_wait(again), RCC_SUCCESS) << rcc_last_error();
   EXPECT_EQ(done, -1);
+}
+
+TEST(Status, DatatypeSizes) {
+  const std::pair<rcc_datatype_t, size_t> sizes[] = {
+      {RCC_INT8, 1},    {RCC_UINT8, 1},     {RCC_INT32, 4},   {RCC_UINT32, 4},  {RCC_INT64, 8},
+      {RCC_UINT64, 8},  {RCC_FLOAT16, 2},   {RCC_BFLOAT16, 2}, {RCC_FLOAT32, 4}, {RCC_FLOAT64, 8}};
+  static_assert(sizeof sizes / sizeof sizes[0] == RCC_NUM_DATATYPES);
+  for (const auto& [type, bytes] : sizes) EXPECT_EQ(rcc_datatype_size(type), bytes) << "datatype " << type;
 }
 
 TEST(Status, OutOfRangeValues) {

@@ -58,6 +58,7 @@ struct Peer {
   uint64_t completed = 0;         // requests known complete (signalled ones imply earlier ones)
   uint32_t unsignalled = 0;       // requests posted since the last signalled one
   uint32_t max_inline = 0;        // writes up to this many bytes are posted inline
+  uint32_t path_mtu_bytes = 0;    // packet payload on the path to the peer (RoCE/IB; 0 for iWARP)
 };
 
 class VerbsTransport : public Transport {
@@ -77,6 +78,9 @@ class VerbsTransport : public Transport {
   Status poll(std::vector<Event>* events) override;
   Status wait_for_event(int timeout_ms) override;
   bool polled_delivery() const override { return polled_delivery_; }
+  size_t notice_packet_bytes(int peer) const override {
+    return use_imm_ && peer >= 0 && peer < options_.size ? peers_[peer].path_mtu_bytes : 0;
+  }
 
   VerbsInfo info() const;
   void set_max_chunk(size_t bytes) { max_chunk_ = bytes; }

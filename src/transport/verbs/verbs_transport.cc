@@ -353,6 +353,7 @@ Status VerbsTransport::connect_by_hand(const std::vector<RankAddress>& addresses
     ibv_qp_attr rtr = {};
     rtr.qp_state = IBV_QPS_RTR;
     rtr.path_mtu = static_cast<ibv_mtu>(std::min<int>(remote.active_mtu, port_.port_attr.active_mtu));
+    p.path_mtu_bytes = 128u << rtr.path_mtu;  // IBV_MTU_256 is 1, ..., IBV_MTU_4096 is 5
     rtr.dest_qp_num = remote.qps[options_.rank].qpn;
     rtr.rq_psn = remote.qps[options_.rank].psn;
     rtr.max_dest_rd_atomic = 1;
@@ -481,13 +482,15 @@ Status VerbsTransport::write(int peer, const void* src, size_t length, Memory& l
   PendingWr wr;
   wr.lkey = memory->mr->lkey;
   wr.rkey = key->key.rkey;
-  if (notify && use_imm_ && length <= max_chunk_) {
-    wr.op = PendingWr::Op::kWriteImm;
+  if ((notify && use_imm_ && length <= max_chunk_) || (!notify && length - 1 < max_chunk_)) {
+    // One request (every eager message): posted at once unless others wait ahead of it.
+    wr.op = notify ? PendingWr::Op::kWriteImm : PendingWr::Op::kWrite;
     wr.local_addr = src_addr;
     wr.length = static_cast<uint32_t>(length);
     wr.remote_addr = remote_addr;
     wr.imm = imm;
     wr.cookie = cookie;
+    if (p.queue.empty() && p.posted - p.completed < depth_) return post_one(peer, wr);
     return submit(peer, wr);
   }
   // Pieces of at most max_chunk_; the notice (if any) is a send after them on the same QP.
