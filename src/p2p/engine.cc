@@ -641,13 +641,18 @@ Status Engine::handle_slot(int peer, uint32_t slot) {
       return fail(RCC_ERR_TRANSPORT, "protocol error: unknown message type %u from rank %d",
                   static_cast<unsigned>(header.type), peer);
   }
+  return release_slot(peer, bytes, tail_offset(body_bytes(header)) + kTailBytes - sizeof header);
+}
+
+Status Engine::release_slot(int peer, uint8_t* slot, uint64_t written) {
   if (polled_) {
-    // The next message into this slot may be shorter: its tail word would then sit on bytes of this
-    // body, which must not pass for it before it lands. Zeroed before the slot goes back to the sender.
-    std::memset(payload, 0, tail_offset(body_bytes(header)) + kTailBytes - sizeof header);
-    clear_sequence(bytes);
+    // The next message into this slot may be shorter (or bare): its tail word would then sit on
+    // bytes of this body, and a bare one leaves the old header in place; neither may pass for a
+    // message before it lands. Zeroed before the slot goes back to the sender.
+    std::memset(slot + sizeof(SlotHeader), 0, written);
+    clear_sequence(slot);
   }
-  ++state.slots_consumed;
+  ++peers_[peer].slots_consumed;
   return send_credits(peer, false);
 }
 
@@ -664,10 +669,7 @@ Status Engine::handle_bare(int peer, uint32_t slot) {
   uint8_t* bytes = recv_slot(peer, slot);
   match_or_queue_eager(peer, message_header(SlotType::kEager, state.received_tag, state.received_context, length, 0),
                        bytes + sizeof(SlotHeader));
-  std::memset(bytes + sizeof(SlotHeader), 0, length);  // as handle_slot: no stale byte may pass for a tail word
-  clear_sequence(bytes);
-  ++state.slots_consumed;
-  return send_credits(peer, false);
+  return release_slot(peer, bytes, length);
 }
 
 Status Engine::poll_slots(int peer, uint64_t* delivered) {

@@ -104,6 +104,9 @@ class Engine {
   Status handle_slot(int peer, uint32_t slot);
   // Polled delivery: consumes the bare eager message in the slot (its notice came).
   Status handle_bare(int peer, uint32_t slot);
+  // After a slot message was handled: zeroes the `written` bytes after its header and the header's
+  // sequence word (polled delivery), counts the slot consumed and returns credits when due.
+  Status release_slot(int peer, uint8_t* slot, uint64_t written);
   // Polled delivery: consumes every slot message of the peer that has landed whole; counts them.
   Status poll_slots(int peer, uint64_t* delivered);
   // Polled delivery: before sleeping, asks every peer to notify its next slot message.

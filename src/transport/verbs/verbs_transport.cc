@@ -490,7 +490,6 @@ Status VerbsTransport::write(int peer, const void* src, size_t length, Memory& l
     wr.remote_addr = remote_addr;
     wr.imm = imm;
     wr.cookie = cookie;
-    if (p.queue.empty() && p.posted - p.completed < depth_) return post_one(peer, wr);
     return submit(peer, wr);
   }
   // Pieces of at most max_chunk_; the notice (if any) is a send after them on the same QP.
