@@ -33,6 +33,7 @@ struct AreaHeader {
   uint32_t slot_bytes;
   uint32_t polled;  // 1: slot messages are found by polling (the transport's polled_delivery)
   uint32_t accepts_bare;  // 1: this rank takes bare eager messages (ImmKind::kBareSlot)
+  uint32_t accepts_anchored;  // 1: this rank watches its slots' anchor words (anchored eager messages)
 };
 
 
@@ -52,6 +53,10 @@ SlotHeader message_header(SlotType type, int tag, uint32_t context, size_t bytes
 void clear_sequence(uint8_t* slot) {
   const uint32_t zero = 0;
   std::memcpy(slot + offsetof(SlotHeader, sequence), &zero, sizeof zero);
+}
+
+void arm_anchor(uint8_t* slot, size_t slot_bytes) {
+  std::memcpy(slot + slot_bytes - kAnchorBytes, &kAnchorIdle, sizeof kAnchorIdle);
 }
 
 // Removes a matched receive. The oldest is the usual match, and a pop costs less than an erase.
@@ -101,13 +106,16 @@ struct Engine::PeerState {
   std::deque<Request*> posted;  // receives in the order posted
   std::deque<Unexpected> unexpected;
 
-  // Bare eager messages (ImmKind::kBareSlot). Sending: the packet size on the path (0: never
-  // bare) and my last eager message's tag and context; receiving: the peer's last ones, and per
-  // slot the notice of a bare message that arrived: its argument << 32 | length + 1 (0: none).
+  // Bare and anchored eager messages. Sending: the packet size on the path (0: neither), whether
+  // the peer watches anchor words, and my last eager message's tag, context and length;
+  // receiving: the peer's last ones, and per slot the notice of a bare message that arrived: its
+  // argument << 32 | length + 1 (0: none).
   size_t packet_bytes = 0;
+  bool anchors_watched = false;
   bool sent_eager = false, received_eager = false;
   int32_t sent_tag = 0, received_tag = 0;
   uint32_t sent_context = 0, received_context = 0;
+  uint64_t sent_length = 0, received_length = 0;
   std::vector<uint64_t> bare_notices;
 
   bool failed = false;
@@ -144,7 +152,8 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
   }
   eager_limit_ = static_cast<size_t>(eager_limit);
   slots_ = static_cast<uint32_t>(slots);
-  slot_bytes_ = round_up(tail_offset(eager_limit_) + kTailBytes, kAlign);
+  // The anchor word after the longest message's tail word: no headed or bare message reaches it.
+  slot_bytes_ = round_up(tail_offset(eager_limit_) + kTailBytes + kAnchorBytes, kAlign);
   if (config::get_string("RCC_SPIN_COUNT") != "auto") {
     int64_t spins = 0;
     if (config::get_int("RCC_SPIN_COUNT", &spins) != RCC_SUCCESS || spins < 1 || spins > (1 << 30)) {
@@ -159,6 +168,9 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
   const size_t area_bytes = static_cast<size_t>(size_) * slots_ * slot_bytes_;
   recv_area_.assign(area_bytes, 0);
   send_area_.assign(area_bytes, 0);
+  for (size_t slot = 0; slot < static_cast<size_t>(size_) * slots_; ++slot) {
+    arm_anchor(recv_area_.data() + slot * slot_bytes_, slot_bytes_);
+  }
   credit_area_.assign(size_, CreditWord{0, 0, 0});
   credit_staging_.assign(size_, CreditWord{0, 0, 0});
   RCC_RETURN_IF_ERROR(transport_->register_memory(recv_area_.data(), area_bytes, &recv_memory_));
@@ -179,7 +191,7 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
   polled_ = transport_->polled_delivery();
   AreaHeader mine{reinterpret_cast<uint64_t>(recv_area_.data()), reinterpret_cast<uint64_t>(credit_area_.data()),
                   static_cast<uint32_t>(recv_key.size()), static_cast<uint32_t>(credit_key.size()), slots_,
-                  static_cast<uint32_t>(slot_bytes_), polled_ ? 1u : 0u, polled_ ? 1u : 0u};
+                  static_cast<uint32_t>(slot_bytes_), polled_ ? 1u : 0u, polled_ ? 1u : 0u, polled_ ? 1u : 0u};
   std::vector<uint8_t> blob(sizeof mine + recv_key.size() + credit_key.size());
   std::memcpy(blob.data(), &mine, sizeof mine);
   std::copy(recv_key.begin(), recv_key.end(), blob.begin() + sizeof mine);
@@ -219,6 +231,7 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
     state.remote_credit = header.credit_area + static_cast<uint64_t>(rank_) * sizeof(CreditWord);
     if (polled_) {
       state.packet_bytes = header.accepts_bare != 0 ? transport_->notice_packet_bytes(peer) : 0;
+      state.anchors_watched = header.accepts_anchored != 0;
       state.bare_notices.assign(slots_, 0);
     }
   }
@@ -430,11 +443,15 @@ Status Engine::post_slot_message(int peer, const SlotHeader& header, const void*
 Status Engine::write_slot(int peer, const SlotHeader& header, const void* payload, size_t payload_bytes) {
   PeerState& state = peers_[peer];
   if (header.type == SlotType::kEager) {
+    // A message that repeats the previous one's tag and context needs no header: anchored when
+    // it may be (wire.h), else bare where the header would cost a packet of its own.
     const bool same_stream = state.sent_eager && header.tag == state.sent_tag && header.context == state.sent_context;
+    if (same_stream && anchored_allowed(peer, payload, payload_bytes)) return write_anchored(peer, payload, payload_bytes);
     if (same_stream && state.packet_bytes > 0 && header_costs_a_packet(payload_bytes, state.packet_bytes) &&
         state.slots_consumed - state.carried_slots < (uint64_t{1} << kBareCreditBits)) {
       return write_bare(peer, payload, payload_bytes);
     }
+    ++counters_.headed_sent;
   }
   const uint32_t slot = static_cast<uint32_t>(state.slots_sent % slots_);
   uint8_t* staging = send_slot(peer, slot);
@@ -462,6 +479,7 @@ Status Engine::write_slot(int peer, const SlotHeader& header, const void* payloa
     state.sent_eager = true;
     state.sent_tag = header.tag;
     state.sent_context = header.context;
+    state.sent_length = payload_bytes;
   }
   ++state.slots_sent;
   return RCC_SUCCESS;
@@ -479,7 +497,36 @@ Status Engine::write_bare(int peer, const void* payload, size_t bytes) {
                                         state.remote_slots + static_cast<uint64_t>(slot) * slot_bytes_ + sizeof(SlotHeader),
                                         *state.slots_key, true, imm, 0));
   state.reported_slots = state.carried_slots = state.slots_consumed;
+  state.sent_length = bytes;
   ++state.slots_sent;
+  ++counters_.bare_sent;
+  return RCC_SUCCESS;
+}
+
+bool Engine::anchored_allowed(int peer, const void* payload, size_t bytes) {
+  PeerState& state = peers_[peer];
+  if (!state.anchors_watched || bytes != state.sent_length || bytes < kAnchorBytes || !changes_anchor(payload, bytes)) {
+    return false;
+  }
+  // An anchored message carries no notice: a receiver that announced it sleeps needs a bare one.
+  if (__atomic_load_n(&credit_area_[peer].sleep_epoch, __ATOMIC_ACQUIRE) != state.notified_epoch) return false;
+  // Nor credits: when this rank's next consumption would make it write a credit word, a headed or
+  // bare message carries them instead (in a ping-pong no credit word is written at all).
+  const uint64_t unreported = state.slots_consumed - state.reported_slots;
+  return unreported == 0 || unreported + 1 < slots_ / 4;
+}
+
+Status Engine::write_anchored(int peer, const void* payload, size_t bytes) {
+  PeerState& state = peers_[peer];
+  const uint32_t slot = static_cast<uint32_t>(state.slots_sent % slots_);
+  const uint64_t offset = slot_bytes_ - bytes;  // ends on the anchor word
+  uint8_t* staged = send_slot(peer, slot) + offset;
+  std::memcpy(staged, payload, bytes);
+  RCC_RETURN_IF_ERROR(transport_->write(peer, staged, bytes, *send_memory_,
+                                        state.remote_slots + static_cast<uint64_t>(slot) * slot_bytes_ + offset,
+                                        *state.slots_key, false, 0, 0));
+  ++state.slots_sent;
+  ++counters_.anchored_sent;
   return RCC_SUCCESS;
 }
 
@@ -603,6 +650,8 @@ Status Engine::handle_slot(int peer, uint32_t slot) {
       state.received_eager = true;
       state.received_tag = header.tag;
       state.received_context = header.context;
+      state.received_length = header.length;
+      ++counters_.headed_received;
       match_or_queue_eager(peer, header, payload);
       break;
     case SlotType::kRts: {
@@ -641,16 +690,18 @@ Status Engine::handle_slot(int peer, uint32_t slot) {
       return fail(RCC_ERR_TRANSPORT, "protocol error: unknown message type %u from rank %d",
                   static_cast<unsigned>(header.type), peer);
   }
-  return release_slot(peer, bytes, tail_offset(body_bytes(header)) + kTailBytes - sizeof header);
+  return release_slot(peer, bytes, sizeof header, tail_offset(body_bytes(header)) + kTailBytes - sizeof header);
 }
 
-Status Engine::release_slot(int peer, uint8_t* slot, uint64_t written) {
+Status Engine::release_slot(int peer, uint8_t* slot, uint64_t offset, uint64_t written) {
   if (polled_) {
     // The next message into this slot may be shorter (or bare): its tail word would then sit on
     // bytes of this body, and a bare one leaves the old header in place; neither may pass for a
-    // message before it lands. Zeroed before the slot goes back to the sender.
-    std::memset(slot + sizeof(SlotHeader), 0, written);
+    // message before it lands. Zeroed before the slot goes back to the sender, and the anchor
+    // word (which an anchored message overwrote) idle again.
+    std::memset(slot + offset, 0, written);
     clear_sequence(slot);
+    arm_anchor(slot, slot_bytes_);
   }
   ++peers_[peer].slots_consumed;
   return send_credits(peer, false);
@@ -666,10 +717,28 @@ Status Engine::handle_bare(int peer, uint32_t slot) {
   }
   // Its piggybacked credits, relative to those of the peer's previous slot message.
   state.granted_slots = bare_credit(static_cast<uint32_t>(notice >> 32), state.granted_slots);
+  state.received_length = length;
+  ++counters_.bare_received;
   uint8_t* bytes = recv_slot(peer, slot);
   match_or_queue_eager(peer, message_header(SlotType::kEager, state.received_tag, state.received_context, length, 0),
                        bytes + sizeof(SlotHeader));
-  return release_slot(peer, bytes, length);
+  return release_slot(peer, bytes, sizeof(SlotHeader), length);
+}
+
+Status Engine::handle_anchored(int peer, uint32_t slot) {
+  PeerState& state = peers_[peer];
+  const uint64_t length = state.received_length;
+  if (!state.received_eager || length < kAnchorBytes) {
+    return fail(RCC_ERR_TRANSPORT,
+                "protocol error: rank %d sent an anchored message without a previous eager message of %llu bytes or more",
+                peer, static_cast<unsigned long long>(kAnchorBytes));
+  }
+  ++counters_.anchored_received;
+  uint8_t* bytes = recv_slot(peer, slot);
+  const uint64_t offset = slot_bytes_ - length;
+  match_or_queue_eager(peer, message_header(SlotType::kEager, state.received_tag, state.received_context, length, 0),
+                       bytes + offset);
+  return release_slot(peer, bytes, offset, length);
 }
 
 Status Engine::poll_slots(int peer, uint64_t* delivered) {
@@ -684,7 +753,14 @@ Status Engine::poll_slots(int peer, uint64_t* delivered) {
     }
     const uint8_t* bytes = recv_slot(peer, slot);
     const auto* sequence = reinterpret_cast<const uint32_t*>(bytes + offsetof(SlotHeader, sequence));
-    if (__atomic_load_n(sequence, __ATOMIC_ACQUIRE) != expected) return RCC_SUCCESS;
+    if (__atomic_load_n(sequence, __ATOMIC_ACQUIRE) != expected) {
+      // No header: an anchored message, once its last word (the anchor's) has landed.
+      const auto* anchor = reinterpret_cast<const uint64_t*>(bytes + slot_bytes_ - kAnchorBytes);
+      if (__atomic_load_n(anchor, __ATOMIC_ACQUIRE) == kAnchorIdle) return RCC_SUCCESS;
+      RCC_RETURN_IF_ERROR(handle_anchored(peer, slot));
+      ++*delivered;
+      continue;
+    }
     // The header is whole (its sequence is its last word); the body is once its tail word is too.
     const auto* header = reinterpret_cast<const SlotHeader*>(bytes);
     const uint64_t body = body_bytes(*header);

@@ -32,6 +32,12 @@ constexpr uint32_t kCollectiveContext = 1;
 
 struct Request;
 
+// Eager messages by how they travelled (docs/transport.md): for tests and diagnostics.
+struct EngineCounters {
+  uint64_t headed_sent = 0, bare_sent = 0, anchored_sent = 0;
+  uint64_t headed_received = 0, bare_received = 0, anchored_received = 0;
+};
+
 class Engine {
  public:
   // Connects the full mesh: exchanges transport addresses, slot areas and credit areas through the
@@ -88,6 +94,9 @@ class Engine {
     if (!spin_count_explicit_) spin_count_ = oversubscribed ? kCrowdedSpins : kDedicatedSpins;
   }
 
+  // Read it while no other thread uses the engine.
+  const EngineCounters& counters() const { return counters_; }
+
   int rank() const { return rank_; }
   int size() const { return size_; }
   const char* transport_name() const { return transport_->name(); }
@@ -104,9 +113,12 @@ class Engine {
   Status handle_slot(int peer, uint32_t slot);
   // Polled delivery: consumes the bare eager message in the slot (its notice came).
   Status handle_bare(int peer, uint32_t slot);
-  // After a slot message was handled: zeroes the `written` bytes after its header and the header's
-  // sequence word (polled delivery), counts the slot consumed and returns credits when due.
-  Status release_slot(int peer, uint8_t* slot, uint64_t written);
+  // Polled delivery: consumes the anchored eager message in the slot (its anchor word changed).
+  Status handle_anchored(int peer, uint32_t slot);
+  // After a slot message was handled: zeroes the `written` bytes from `offset`, the header's
+  // sequence word and re-arms the anchor word (polled delivery), counts the slot consumed and
+  // returns credits when due.
+  Status release_slot(int peer, uint8_t* slot, uint64_t offset, uint64_t written);
   // Polled delivery: consumes every slot message of the peer that has landed whole; counts them.
   Status poll_slots(int peer, uint64_t* delivered);
   // Polled delivery: before sleeping, asks every peer to notify its next slot message.
@@ -118,6 +130,10 @@ class Engine {
   Status write_slot(int peer, const SlotHeader& header, const void* payload, size_t payload_bytes);
   // An eager message without its header (ImmKind::kBareSlot): the payload and a notice.
   Status write_bare(int peer, const void* payload, size_t bytes);
+  // Whether the next eager message to the peer, which repeats the previous one's tag and context,
+  // may go anchored (wire.h: no header, no notice) rather than bare.
+  bool anchored_allowed(int peer, const void* payload, size_t bytes);
+  Status write_anchored(int peer, const void* payload, size_t bytes);
   Status flush_pending(int peer);
   Status send_credits(int peer, bool force);
   // Writes this rank's whole credit word (consumption and sleep epoch) into the peer's memory.
@@ -162,6 +178,7 @@ class Engine {
   uint64_t last_pass_delivered_ = 0;  // slot messages the last progress pass found by polling
   double timeout_s_;
   bool aborted_ = false;
+  EngineCounters counters_;
 
   // Registered areas: receive slots (peers write), send staging, credit words (peers write), credit staging.
   std::vector<uint8_t> recv_area_, send_area_;

@@ -1,9 +1,11 @@
 // What travels between engines: the slot header at the start of every eager slot, the sequence
-// word after its body, and the 32-bit immediate that tells the receiver what landed.
+// word after its body, the anchor word at the slot's end, and the 32-bit immediate that tells the
+// receiver what landed.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace rcc::p2p {
 
@@ -55,6 +57,21 @@ inline bool header_costs_a_packet(uint64_t body, uint64_t packet) {
 // receiver zeroes each body it consumed (then no stale byte can pass for a tail word that has not
 // landed yet) and a zero must never look like a message.
 inline uint32_t slot_sequence(uint64_t index) { return static_cast<uint32_t>(index % 0xffffffffu) + 1; }
+
+// The anchor word: the last 8 bytes of every slot, which no headed or bare message reaches. A free
+// slot holds kAnchorIdle there. An anchored eager message is its payload alone, written to end at
+// the slot's end, without header or notice: the receiver finds it when the anchor word changes
+// (the write's last bytes land last), and takes tag, context and length from the sender's previous
+// eager message, which it must repeat. A payload that ends in kAnchorIdle's bytes (it would not
+// be seen) goes with a header or bare instead. Messages of at least kAnchorBytes only.
+constexpr uint64_t kAnchorBytes = sizeof(uint64_t);
+constexpr uint64_t kAnchorIdle = 0x9e3779b97f4a7c15u;  // an arbitrary pattern unlikely at the end of real data
+// Whether a payload of `bytes` (>= kAnchorBytes) ending at the anchor word would change it.
+inline bool changes_anchor(const void* payload, uint64_t bytes) {
+  uint64_t last;
+  std::memcpy(&last, static_cast<const uint8_t*>(payload) + bytes - kAnchorBytes, sizeof last);
+  return last != kAnchorIdle;
+}
 
 // Immediate: 4 bits of kind, 28 bits of argument (a slot, or the receiver's request index).
 enum class ImmKind : uint32_t {

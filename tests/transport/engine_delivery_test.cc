@@ -1,14 +1,15 @@
 // How the p2p engine delivers eager messages over verbs (run in the RDMA VM, labels verbs-rxe and
 // verbs-siw): with polled delivery a spinning receiver finds messages without any notice, a
 // receiver that went to sleep is woken by one, slots reused with other lengths deliver intact
-// messages, a message whose header would cost a packet of its own travels bare (payload and a
-// notice) where notices ride in the write, RCC_IB_POLLED_EAGER=0 notifies every message, and
-// ranks that disagree on it refuse to connect.
+// messages, a message that repeats the previous one's tag travels without a header (anchored, or
+// bare: payload and a notice, where notices ride in the write), RCC_IB_POLLED_EAGER=0 notifies
+// every message, and ranks that disagree on it refuse to connect.
 // Two in-process ranks (threads), each with its own verbs transport and engine, meet through a
 // real rendezvous store; the counters are the transport's own.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -32,6 +33,7 @@ constexpr int kTag = 3;
 
 struct RankResult {
   VerbsInfo counters;       // this rank's transport after the exchange
+  rcc::p2p::EngineCounters engine;  // and its engine
   size_t packet_bytes = 0;  // the transport's notice_packet_bytes toward the other rank
   bool ok = false;
 };
@@ -64,6 +66,7 @@ std::vector<RankResult> run_two(const Body& body) {
     results[rank].packet_bytes = verbs->notice_packet_bytes(1 - rank);
     body(rank, *engine);
     ASSERT_TRUE(rcc::transport::verbs::query(*verbs, &results[rank].counters));
+    results[rank].engine = engine->counters();
     // Nobody tears down while the other may still write.
     ASSERT_EQ(rcc::bootstrap::barrier(*store, "delivery/end", rank, 2, 60), RCC_SUCCESS) << rcc::last_error();
     results[rank].ok = true;
@@ -151,29 +154,65 @@ TEST(EngineDelivery, PolledMessagesOfEverySizeInOneSlotRing) {
   ASSERT_TRUE(results[0].ok && results[1].ok);
 }
 
-// One message of the bare-message test: its size and tag.
+// One message of the headerless-message test: its size and tag, and whether its payload ends in
+// the bytes of an idle anchor word (then it cannot travel anchored).
 struct Shaped {
   size_t bytes;
   int tag;
+  bool ends_like_idle_anchor = false;
 };
 
-TEST(EngineDelivery, MessagesWhoseHeaderCostsAPacketTravelBare) {
-  // Rank 0 sends a stream of messages; those whose header and tail word would need one packet more
-  // than the payload alone, and whose tag is that of the previous eager message, go bare (one
-  // notice each). A different tag in between sends its message and the next one with headers; a
-  // rendezvous message does not count as the previous eager one. Four slots, five rounds: every
-  // slot is reused after bare and headed messages of other lengths.
+// How a message travels, by the engine's rule (wire.h, docs/transport.md): without a header when
+// it repeats the previous eager message's tag; anchored when it also repeats its length and may
+// change the anchor word, else bare where the header would cost a packet; otherwise with a header.
+// Assumes what the test below arranges: a spinning receiver and a sender that consumes nothing.
+struct Travel {
+  uint64_t headed = 0, bare = 0, anchored = 0, rendezvous = 0;
+};
+Travel predict(const std::vector<Shaped>& stream, size_t packet, size_t eager_limit) {
+  Travel travel;
+  const Shaped* previous = nullptr;
+  for (const Shaped& message : stream) {
+    if (message.bytes > eager_limit) {
+      ++travel.rendezvous;  // not an eager message: the next one still compares with `previous`
+      continue;
+    }
+    const bool same_stream = previous != nullptr && previous->tag == message.tag;
+    if (same_stream && message.bytes == previous->bytes && message.bytes >= rcc::p2p::kAnchorBytes &&
+        !message.ends_like_idle_anchor) {
+      ++travel.anchored;
+    } else if (same_stream && packet > 0 && rcc::p2p::header_costs_a_packet(message.bytes, packet)) {
+      ++travel.bare;
+    } else {
+      ++travel.headed;
+    }
+    previous = &message;
+  }
+  return travel;
+}
+
+TEST(EngineDelivery, RepeatedMessagesTravelWithoutHeaders) {
+  // Rank 0 sends a stream of messages of changing sizes and tags; each must travel the way the
+  // rule above says (counted by both engines) and arrive intact, without a byte written past its
+  // end. Four slots, five rounds: every slot is reused after headed, bare and anchored messages of
+  // other lengths, which lie at other places in the slot.
   ScopedEnv spin("RCC_SPIN_COUNT", "1000000000");  // a spinning receiver: polled messages get no notice
   ScopedEnv slots("RCC_EAGER_SLOTS", "4");
   std::vector<Shaped> round;
-  for (int i = 0; i < 10; ++i) round.push_back({1024, kTag});  // rxe (1024-byte packets): bare but the first
+  for (int i = 0; i < 10; ++i) round.push_back({1024, kTag});  // rxe (1024-byte packets): bare, then anchored
   round.push_back({1024, kTag + 1});                           // another tag: header
-  for (int i = 0; i < 5; ++i) round.push_back({4096, kTag});  // header for the first (tag changed), then bare
-  for (int i = 0; i < 5; ++i) round.push_back({900, kTag});   // 900 + 68 fits one packet: header
+  for (int i = 0; i < 5; ++i) round.push_back({4096, kTag});  // header for the first (tag changed), then anchored
+  for (int i = 0; i < 5; ++i) round.push_back({900, kTag});   // 900 + 68 fits one packet: header, then anchored
   round.push_back({100000, kTag});                             // rendezvous (and its notice, FIN)
-  for (int i = 0; i < 5; ++i) round.push_back({1000, kTag});  // 1068 needs two, 1000 one: all bare
+  for (int i = 0; i < 5; ++i) round.push_back({1000, kTag});  // 1068 needs two packets, 1000 one: bare, then anchored
+  round.push_back({1000, kTag, true});                         // would leave the anchor idle: bare instead
+  round.push_back({1000, kTag});                               // anchored again
   round.push_back({0, kTag});                                  // empty: header
   round.push_back({8192, kTag});                               // the eager limit: bare
+  round.push_back({8192, kTag});                               // anchored, at the slot's end
+  round.push_back({8, kTag});                                  // header (fits one packet)
+  round.push_back({8, kTag, true});                            // header (idle anchor's bytes)
+  round.push_back({8, kTag});                                  // anchored: 8 bytes, the smallest
   std::vector<Shaped> stream;
   for (int r = 0; r < 5; ++r) stream.insert(stream.end(), round.begin(), round.end());
   auto results = run_two([&](int rank, Engine& engine) {
@@ -181,6 +220,10 @@ TEST(EngineDelivery, MessagesWhoseHeaderCostsAPacketTravelBare) {
     for (const Shaped& message : stream) {
       std::vector<uint8_t> out(message.bytes), in(message.bytes + 1, 0xEE);
       for (size_t b = 0; b < message.bytes; ++b) out[b] = static_cast<uint8_t>(b * 13 + index);
+      if (message.ends_like_idle_anchor) {
+        std::memcpy(out.data() + message.bytes - sizeof rcc::p2p::kAnchorIdle, &rcc::p2p::kAnchorIdle,
+                    sizeof rcc::p2p::kAnchorIdle);
+      }
       if (rank == 0) {
         ASSERT_EQ(engine.send(out.data(), message.bytes, 1, message.tag, rcc::p2p::kUserContext), RCC_SUCCESS)
             << rcc::last_error();
@@ -204,43 +247,49 @@ TEST(EngineDelivery, MessagesWhoseHeaderCostsAPacketTravelBare) {
   if (results[0].counters.uses_immediate) {
     ASSERT_GT(packet, 0u) << "notices ride in writes, yet nothing goes bare";
   }
-  // Notices rank 0 sent: one per bare message and one per rendezvous message (its FIN).
-  uint64_t expected = 0, bare = 0;
-  const Shaped* previous_eager = nullptr;
-  for (const Shaped& message : stream) {
-    if (message.bytes > 8192) {
-      ++expected;
-      continue;
-    }
-    if (packet > 0 && previous_eager != nullptr && previous_eager->tag == message.tag &&
-        rcc::p2p::header_costs_a_packet(message.bytes, packet)) {
-      ++bare;
-    }
-    previous_eager = &message;
-  }
+  const Travel travel = predict(stream, packet, 8192);
   if (packet == 1024) {
-    // 9 + 4 + 5 + 1 per round, and the first 1024 of rounds 2-5 follows the 8192 of the same tag.
-    EXPECT_EQ(bare, 5u * 19u + 4u) << "the rule changed: recount the stream above";
+    // Per round: 9 + 4 + 4 + 4 + 1 + 1 + 1 anchored; bare the 1000 after the 900s, the idle-ended
+    // 1000 and the first 8192, and in rounds 2-5 the first 1024 (after an 8 of the same tag).
+    EXPECT_EQ(travel.anchored, 5u * 24u) << "the rule changed: recount the stream above";
+    EXPECT_EQ(travel.bare, 5u * 3u + 4u) << "the rule changed: recount the stream above";
   }
-  // rxe: notices ride in the write (bare messages); siw: a notice is a message of its own (none bare).
-  EXPECT_EQ(results[0].counters.writes_with_immediate + results[0].counters.notify_sends, expected + bare)
+  const rcc::p2p::EngineCounters& sender = results[0].engine;
+  const rcc::p2p::EngineCounters& receiver = results[1].engine;
+  EXPECT_EQ(sender.anchored_sent, travel.anchored) << "packet size " << packet;
+  EXPECT_EQ(sender.bare_sent, travel.bare) << "packet size " << packet;
+  EXPECT_EQ(sender.headed_sent, travel.headed) << "packet size " << packet;
+  EXPECT_EQ(receiver.anchored_received, travel.anchored);
+  EXPECT_EQ(receiver.bare_received, travel.bare);
+  EXPECT_EQ(receiver.headed_received, travel.headed);
+  // Notices rank 0 sent: one per bare message and one per rendezvous message (its FIN); none for
+  // headed and anchored messages, which the spinning receiver found by polling. rxe: notices ride
+  // in the write; siw: a notice is a message of its own (and nothing goes bare).
+  EXPECT_EQ(results[0].counters.writes_with_immediate + results[0].counters.notify_sends,
+            travel.bare + travel.rendezvous)
       << "packet size " << packet;
 }
 
-TEST(EngineDelivery, BareMessagesCarryCredits) {
-  // A ping-pong of 1024-byte messages: on rxe every message but each rank's first goes bare, and
-  // the credits for the other direction ride in its notice as they would in a header, so neither
-  // rank writes a separate credit word (one every quarter of the slots otherwise).
+TEST(EngineDelivery, HeaderlessMessagesLeaveNoCreditWords) {
+  // A ping-pong of 1024-byte messages: after each rank's first, every message travels without a
+  // header (anchored, or bare on rxe when credits are due: the credits for the other direction
+  // then ride in its notice as they would in a header), so neither rank writes a separate credit
+  // word (one every quarter of the slots otherwise).
   ScopedEnv spin("RCC_SPIN_COUNT", "1000000000");  // nobody sleeps (a sleep announcement is a credit write)
   auto results = run_two([](int rank, Engine& engine) { ping_pong(rank, engine, kMessages, 1024, 0); });
   ASSERT_TRUE(results[0].ok && results[1].ok);
   for (int rank = 0; rank < 2; ++rank) {
     const VerbsInfo& counters = results[rank].counters;
-    if (results[rank].packet_bytes == 1024) {
-      EXPECT_EQ(counters.writes_with_immediate, static_cast<uint64_t>(kMessages - 1)) << "rank " << rank;
-    }
+    const rcc::p2p::EngineCounters& engine = results[rank].engine;
     EXPECT_EQ(counters.work_requests - counters.notify_sends, static_cast<uint64_t>(kMessages))
         << "rank " << rank << " wrote credit words besides its " << kMessages << " messages";
+    EXPECT_GT(engine.anchored_sent, static_cast<uint64_t>(kMessages / 2)) << "rank " << rank;
+    if (results[rank].packet_bytes == 1024) {
+      EXPECT_EQ(engine.headed_sent, 1u) << "rank " << rank;
+      EXPECT_EQ(engine.bare_sent + engine.anchored_sent, static_cast<uint64_t>(kMessages - 1)) << "rank " << rank;
+      EXPECT_EQ(counters.writes_with_immediate, engine.bare_sent) << "rank " << rank;
+      EXPECT_GT(engine.bare_sent, 0u) << "rank " << rank << ": who carried the credits?";
+    }
   }
 }
 
