@@ -33,7 +33,9 @@ struct AreaHeader {
   uint32_t slot_bytes;
   uint32_t polled;  // 1: slot messages are found by polling (the transport's polled_delivery)
   uint32_t accepts_bare;  // 1: this rank takes bare eager messages (ImmKind::kBareSlot)
-  uint32_t accepts_anchored;  // 1: this rank watches its slots' anchor words (anchored eager messages)
+  // 1: this rank watches its slots' anchor bytes (anchored eager messages). Equals `polled` in this
+  // version; a field of its own so that a later receiver can decline them.
+  uint32_t accepts_anchored;
 };
 
 
@@ -55,9 +57,7 @@ void clear_sequence(uint8_t* slot) {
   std::memcpy(slot + offsetof(SlotHeader, sequence), &zero, sizeof zero);
 }
 
-void arm_anchor(uint8_t* slot, size_t slot_bytes) {
-  std::memcpy(slot + slot_bytes - kAnchorBytes, &kAnchorIdle, sizeof kAnchorIdle);
-}
+void arm_anchor(uint8_t* slot, size_t slot_bytes) { slot[slot_bytes - 1] = kAnchorIdle; }
 
 // Removes a matched receive. The oldest is the usual match, and a pop costs less than an erase.
 void take_posted(std::deque<Request*>& posted, std::deque<Request*>::iterator it) {
@@ -106,8 +106,8 @@ struct Engine::PeerState {
   std::deque<Request*> posted;  // receives in the order posted
   std::deque<Unexpected> unexpected;
 
-  // Bare and anchored eager messages. Sending: the packet size on the path (0: neither), whether
-  // the peer watches anchor words, and my last eager message's tag, context and length;
+  // Bare and anchored eager messages. Sending: the packet size on the path (0: never bare), whether
+  // the peer watches anchor bytes, and my last eager message's tag, context and length;
   // receiving: the peer's last ones, and per slot the notice of a bare message that arrived: its
   // argument << 32 | length + 1 (0: none).
   size_t packet_bytes = 0;
@@ -152,8 +152,8 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
   }
   eager_limit_ = static_cast<size_t>(eager_limit);
   slots_ = static_cast<uint32_t>(slots);
-  // The anchor word after the longest message's tail word: no headed or bare message reaches it.
-  slot_bytes_ = round_up(tail_offset(eager_limit_) + kTailBytes + kAnchorBytes, kAlign);
+  // The anchor byte after the longest message's tail word: no headed or bare message reaches it.
+  slot_bytes_ = round_up(tail_offset(eager_limit_) + kTailBytes + kAnchorReserve, kAlign);
   if (config::get_string("RCC_SPIN_COUNT") != "auto") {
     int64_t spins = 0;
     if (config::get_int("RCC_SPIN_COUNT", &spins) != RCC_SUCCESS || spins < 1 || spins > (1 << 30)) {
@@ -251,6 +251,10 @@ uint64_t Engine::fins_consumed_by(int peer) {
 
 uint8_t* Engine::recv_slot(int peer, uint32_t slot) {
   return recv_area_.data() + (static_cast<size_t>(peer) * slots_ + slot) * slot_bytes_;
+}
+
+uint64_t Engine::remote_slot(int peer, uint32_t slot) const {
+  return peers_[peer].remote_slots + static_cast<uint64_t>(slot) * slot_bytes_;
 }
 
 uint8_t* Engine::send_slot(int peer, uint32_t slot) {
@@ -451,7 +455,6 @@ Status Engine::write_slot(int peer, const SlotHeader& header, const void* payloa
         state.slots_consumed - state.carried_slots < (uint64_t{1} << kBareCreditBits)) {
       return write_bare(peer, payload, payload_bytes);
     }
-    ++counters_.headed_sent;
   }
   const uint32_t slot = static_cast<uint32_t>(state.slots_sent % slots_);
   uint8_t* staging = send_slot(peer, slot);
@@ -472,14 +475,14 @@ Status Engine::write_slot(int peer, const SlotHeader& header, const void* payloa
     notify = epoch != state.notified_epoch;
     state.notified_epoch = epoch;
   }
-  RCC_RETURN_IF_ERROR(transport_->write(peer, staging, tail + kTailBytes, *send_memory_,
-                                        state.remote_slots + static_cast<uint64_t>(slot) * slot_bytes_,
+  RCC_RETURN_IF_ERROR(transport_->write(peer, staging, tail + kTailBytes, *send_memory_, remote_slot(peer, slot),
                                         *state.slots_key, notify, make_imm(ImmKind::kSlot, slot), 0));
   if (header.type == SlotType::kEager) {  // the receiver's "previous eager message" from now on
     state.sent_eager = true;
     state.sent_tag = header.tag;
     state.sent_context = header.context;
     state.sent_length = payload_bytes;
+    ++counters_.headed_sent;
   }
   ++state.slots_sent;
   return RCC_SUCCESS;
@@ -493,8 +496,7 @@ Status Engine::write_bare(int peer, const void* payload, size_t bytes) {
   // Notified, so it also wakes a receiver that announced it sleeps.
   state.notified_epoch = __atomic_load_n(&credit_area_[peer].sleep_epoch, __ATOMIC_ACQUIRE);
   const uint32_t imm = make_imm(ImmKind::kBareSlot, bare_imm_arg(slot, state.slots_consumed));
-  RCC_RETURN_IF_ERROR(transport_->write(peer, body, bytes, *send_memory_,
-                                        state.remote_slots + static_cast<uint64_t>(slot) * slot_bytes_ + sizeof(SlotHeader),
+  RCC_RETURN_IF_ERROR(transport_->write(peer, body, bytes, *send_memory_, remote_slot(peer, slot) + sizeof(SlotHeader),
                                         *state.slots_key, true, imm, 0));
   state.reported_slots = state.carried_slots = state.slots_consumed;
   state.sent_length = bytes;
@@ -505,9 +507,7 @@ Status Engine::write_bare(int peer, const void* payload, size_t bytes) {
 
 bool Engine::anchored_allowed(int peer, const void* payload, size_t bytes) {
   PeerState& state = peers_[peer];
-  if (!state.anchors_watched || bytes != state.sent_length || bytes < kAnchorBytes || !changes_anchor(payload, bytes)) {
-    return false;
-  }
+  if (!state.anchors_watched || bytes != state.sent_length || !changes_anchor(payload, bytes)) return false;
   // An anchored message carries no notice: a receiver that announced it sleeps needs a bare one.
   if (__atomic_load_n(&credit_area_[peer].sleep_epoch, __ATOMIC_ACQUIRE) != state.notified_epoch) return false;
   // Nor credits: when this rank's next consumption would make it write a credit word, a headed or
@@ -519,11 +519,10 @@ bool Engine::anchored_allowed(int peer, const void* payload, size_t bytes) {
 Status Engine::write_anchored(int peer, const void* payload, size_t bytes) {
   PeerState& state = peers_[peer];
   const uint32_t slot = static_cast<uint32_t>(state.slots_sent % slots_);
-  const uint64_t offset = slot_bytes_ - bytes;  // ends on the anchor word
+  const uint64_t offset = slot_bytes_ - bytes;  // ends on the anchor byte
   uint8_t* staged = send_slot(peer, slot) + offset;
   std::memcpy(staged, payload, bytes);
-  RCC_RETURN_IF_ERROR(transport_->write(peer, staged, bytes, *send_memory_,
-                                        state.remote_slots + static_cast<uint64_t>(slot) * slot_bytes_ + offset,
+  RCC_RETURN_IF_ERROR(transport_->write(peer, staged, bytes, *send_memory_, remote_slot(peer, slot) + offset,
                                         *state.slots_key, false, 0, 0));
   ++state.slots_sent;
   ++counters_.anchored_sent;
@@ -698,7 +697,7 @@ Status Engine::release_slot(int peer, uint8_t* slot, uint64_t offset, uint64_t w
     // The next message into this slot may be shorter (or bare): its tail word would then sit on
     // bytes of this body, and a bare one leaves the old header in place; neither may pass for a
     // message before it lands. Zeroed before the slot goes back to the sender, and the anchor
-    // word (which an anchored message overwrote) idle again.
+    // byte (which an anchored message overwrote) idle again.
     std::memset(slot + offset, 0, written);
     clear_sequence(slot);
     arm_anchor(slot, slot_bytes_);
@@ -728,10 +727,9 @@ Status Engine::handle_bare(int peer, uint32_t slot) {
 Status Engine::handle_anchored(int peer, uint32_t slot) {
   PeerState& state = peers_[peer];
   const uint64_t length = state.received_length;
-  if (!state.received_eager || length < kAnchorBytes) {
-    return fail(RCC_ERR_TRANSPORT,
-                "protocol error: rank %d sent an anchored message without a previous eager message of %llu bytes or more",
-                peer, static_cast<unsigned long long>(kAnchorBytes));
+  if (!state.received_eager || length == 0) {
+    return fail(RCC_ERR_TRANSPORT, "protocol error: rank %d sent an anchored message without a previous non-empty eager message",
+                peer);
   }
   ++counters_.anchored_received;
   uint8_t* bytes = recv_slot(peer, slot);
@@ -754,9 +752,8 @@ Status Engine::poll_slots(int peer, uint64_t* delivered) {
     const uint8_t* bytes = recv_slot(peer, slot);
     const auto* sequence = reinterpret_cast<const uint32_t*>(bytes + offsetof(SlotHeader, sequence));
     if (__atomic_load_n(sequence, __ATOMIC_ACQUIRE) != expected) {
-      // No header: an anchored message, once its last word (the anchor's) has landed.
-      const auto* anchor = reinterpret_cast<const uint64_t*>(bytes + slot_bytes_ - kAnchorBytes);
-      if (__atomic_load_n(anchor, __ATOMIC_ACQUIRE) == kAnchorIdle) return RCC_SUCCESS;
+      // No header: an anchored message, once its last byte (the anchor's) has landed.
+      if (__atomic_load_n(bytes + slot_bytes_ - 1, __ATOMIC_ACQUIRE) == kAnchorIdle) return RCC_SUCCESS;
       RCC_RETURN_IF_ERROR(handle_anchored(peer, slot));
       ++*delivered;
       continue;

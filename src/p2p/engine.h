@@ -113,10 +113,10 @@ class Engine {
   Status handle_slot(int peer, uint32_t slot);
   // Polled delivery: consumes the bare eager message in the slot (its notice came).
   Status handle_bare(int peer, uint32_t slot);
-  // Polled delivery: consumes the anchored eager message in the slot (its anchor word changed).
+  // Polled delivery: consumes the anchored eager message in the slot (its anchor byte changed).
   Status handle_anchored(int peer, uint32_t slot);
   // After a slot message was handled: zeroes the `written` bytes from `offset`, the header's
-  // sequence word and re-arms the anchor word (polled delivery), counts the slot consumed and
+  // sequence word and re-arms the anchor byte (polled delivery), counts the slot consumed and
   // returns credits when due.
   Status release_slot(int peer, uint8_t* slot, uint64_t offset, uint64_t written);
   // Polled delivery: consumes every slot message of the peer that has landed whole; counts them.
@@ -131,7 +131,7 @@ class Engine {
   // An eager message without its header (ImmKind::kBareSlot): the payload and a notice.
   Status write_bare(int peer, const void* payload, size_t bytes);
   // Whether the next eager message to the peer, which repeats the previous one's tag and context,
-  // may go anchored (wire.h: no header, no notice) rather than bare.
+  // may go anchored (wire.h: no header, no notice) rather than bare or with a header.
   bool anchored_allowed(int peer, const void* payload, size_t bytes);
   Status write_anchored(int peer, const void* payload, size_t bytes);
   Status flush_pending(int peer);
@@ -160,6 +160,8 @@ class Engine {
   bool waiting_for_credits() const;
   uint8_t* recv_slot(int peer, uint32_t slot);
   uint8_t* send_slot(int peer, uint32_t slot);
+  // The address of my slot in the peer's receive area.
+  uint64_t remote_slot(int peer, uint32_t slot) const;
 
   std::mutex mutex_;
   std::unique_ptr<transport::Transport> transport_;

@@ -1,11 +1,10 @@
 // What travels between engines: the slot header at the start of every eager slot, the sequence
-// word after its body, the anchor word at the slot's end, and the 32-bit immediate that tells the
+// word after its body, the anchor byte at the slot's end, and the 32-bit immediate that tells the
 // receiver what landed.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 namespace rcc::p2p {
 
@@ -58,19 +57,19 @@ inline bool header_costs_a_packet(uint64_t body, uint64_t packet) {
 // landed yet) and a zero must never look like a message.
 inline uint32_t slot_sequence(uint64_t index) { return static_cast<uint32_t>(index % 0xffffffffu) + 1; }
 
-// The anchor word: the last 8 bytes of every slot, which no headed or bare message reaches. A free
-// slot holds kAnchorIdle there. An anchored eager message is its payload alone, written to end at
-// the slot's end, without header or notice: the receiver finds it when the anchor word changes
-// (the write's last bytes land last), and takes tag, context and length from the sender's previous
-// eager message, which it must repeat. A payload that ends in kAnchorIdle's bytes (it would not
-// be seen) goes with a header or bare instead. Messages of at least kAnchorBytes only.
-constexpr uint64_t kAnchorBytes = sizeof(uint64_t);
-constexpr uint64_t kAnchorIdle = 0x9e3779b97f4a7c15u;  // an arbitrary pattern unlikely at the end of real data
-// Whether a payload of `bytes` (>= kAnchorBytes) ending at the anchor word would change it.
+// The anchor byte: the last byte of every slot. The last kAnchorReserve bytes of a slot lie beyond
+// the longest headed or bare message, and a free slot holds kAnchorIdle in its last byte. An
+// anchored eager message is its payload alone, written to end at the slot's end, without header
+// or notice; the receiver takes it once the last byte has changed, since a write's last byte
+// lands last (what perftest's latency test polls too; a byte cannot be torn between packets),
+// with the tag, context and length of the sender's previous eager message, which it repeats. A
+// payload whose last byte is kAnchorIdle (the change would not be seen) goes with a header or
+// bare instead.
+constexpr uint64_t kAnchorReserve = 8;  // keeps the slot size 8-aligned
+constexpr uint8_t kAnchorIdle = 0xa5;   // arbitrary; less common at the end of data than 0x00, 0xff or a float's sign and exponent
+// Whether a payload of `bytes` ending at the slot's end would change its anchor byte.
 inline bool changes_anchor(const void* payload, uint64_t bytes) {
-  uint64_t last;
-  std::memcpy(&last, static_cast<const uint8_t*>(payload) + bytes - kAnchorBytes, sizeof last);
-  return last != kAnchorIdle;
+  return bytes > 0 && static_cast<const uint8_t*>(payload)[bytes - 1] != kAnchorIdle;
 }
 
 // Immediate: 4 bits of kind, 28 bits of argument (a slot, or the receiver's request index).

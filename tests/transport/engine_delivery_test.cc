@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstring>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -94,6 +93,17 @@ void ping_pong(int rank, Engine& engine, int count, size_t bytes, int sender_pau
   }
 }
 
+// Rank 1 tells rank 0 that it received everything; rank 0 progresses (flushing queued sends)
+// until then.
+void confirm_received(int rank, Engine& engine, int tag) {
+  uint8_t done = 1;
+  if (rank == 0) {
+    ASSERT_EQ(engine.recv(&done, 1, 1, tag, rcc::p2p::kUserContext), RCC_SUCCESS) << rcc::last_error();
+  } else {
+    ASSERT_EQ(engine.send(&done, 1, 0, tag, rcc::p2p::kUserContext), RCC_SUCCESS) << rcc::last_error();
+  }
+}
+
 constexpr int kMessages = 200;
 
 TEST(EngineDelivery, SpinningReceiverPollsWithoutNotices) {
@@ -121,6 +131,8 @@ TEST(EngineDelivery, SleepingReceiverIsWokenByANotice) {
   // can land in the moment between two sleeps (then no event is needed), so not all of them.
   EXPECT_GE(results[1].counters.completion_wakeups, static_cast<uint64_t>(kRounds / 2))
       << "rank 1 slept through the notices (woken by its sleep timeout instead)";
+  // Repeated messages, but none anchored: those carry no notice.
+  EXPECT_EQ(results[0].engine.anchored_sent, 0u);
 }
 
 TEST(EngineDelivery, PolledMessagesOfEverySizeInOneSlotRing) {
@@ -142,20 +154,14 @@ TEST(EngineDelivery, PolledMessagesOfEverySizeInOneSlotRing) {
         }
       }
     }
-    // Sends beyond the 4 credits complete once queued; rank 0 keeps progressing (flushing them)
-    // until rank 1 confirms it received everything.
-    uint8_t done = 1;
-    if (rank == 0) {
-      ASSERT_EQ(engine.recv(&done, 1, 1, kTag + 1, rcc::p2p::kUserContext), RCC_SUCCESS) << rcc::last_error();
-    } else {
-      ASSERT_EQ(engine.send(&done, 1, 0, kTag + 1, rcc::p2p::kUserContext), RCC_SUCCESS) << rcc::last_error();
-    }
+    // Sends beyond the 4 credits complete once queued; rank 0 keeps progressing (flushing them).
+    confirm_received(rank, engine, kTag + 1);
   });
   ASSERT_TRUE(results[0].ok && results[1].ok);
 }
 
 // One message of the headerless-message test: its size and tag, and whether its payload ends in
-// the bytes of an idle anchor word (then it cannot travel anchored).
+// the anchor byte's idle value (then it cannot travel anchored).
 struct Shaped {
   size_t bytes;
   int tag;
@@ -165,7 +171,9 @@ struct Shaped {
 // How a message travels, by the engine's rule (wire.h, docs/transport.md): without a header when
 // it repeats the previous eager message's tag; anchored when it also repeats its length and may
 // change the anchor word, else bare where the header would cost a packet; otherwise with a header.
-// Assumes what the test below arranges: a spinning receiver and a sender that consumes nothing.
+// Assumes what the test below arranges: a spinning receiver, and a sender whose own consumption
+// (the clear-to-send answers) is reported at once (with 4 slots every consumed slot writes a
+// credit word), so that no credits are ever due when it sends.
 struct Travel {
   uint64_t headed = 0, bare = 0, anchored = 0, rendezvous = 0;
 };
@@ -178,8 +186,7 @@ Travel predict(const std::vector<Shaped>& stream, size_t packet, size_t eager_li
       continue;
     }
     const bool same_stream = previous != nullptr && previous->tag == message.tag;
-    if (same_stream && message.bytes == previous->bytes && message.bytes >= rcc::p2p::kAnchorBytes &&
-        !message.ends_like_idle_anchor) {
+    if (same_stream && message.bytes == previous->bytes && message.bytes > 0 && !message.ends_like_idle_anchor) {
       ++travel.anchored;
     } else if (same_stream && packet > 0 && rcc::p2p::header_costs_a_packet(message.bytes, packet)) {
       ++travel.bare;
@@ -189,6 +196,17 @@ Travel predict(const std::vector<Shaped>& stream, size_t packet, size_t eager_li
     previous = &message;
   }
   return travel;
+}
+
+// Message `index`'s bytes; its last byte is the anchor's idle value only when asked for.
+void fill(std::vector<uint8_t>& out, int index, bool ends_like_idle_anchor) {
+  for (size_t b = 0; b < out.size(); ++b) out[b] = static_cast<uint8_t>(b * 13 + index);
+  if (out.empty()) return;
+  if (ends_like_idle_anchor) {
+    out.back() = rcc::p2p::kAnchorIdle;
+  } else if (out.back() == rcc::p2p::kAnchorIdle) {
+    out.back() ^= 1;
+  }
 }
 
 TEST(EngineDelivery, RepeatedMessagesTravelWithoutHeaders) {
@@ -211,19 +229,18 @@ TEST(EngineDelivery, RepeatedMessagesTravelWithoutHeaders) {
   round.push_back({8192, kTag});                               // the eager limit: bare
   round.push_back({8192, kTag});                               // anchored, at the slot's end
   round.push_back({8, kTag});                                  // header (fits one packet)
-  round.push_back({8, kTag, true});                            // header (idle anchor's bytes)
-  round.push_back({8, kTag});                                  // anchored: 8 bytes, the smallest
+  round.push_back({8, kTag, true});                            // header (ends in the idle anchor byte)
+  round.push_back({8, kTag});                                  // anchored
+  for (int i = 0; i < 3; ++i) round.push_back({1025, kTag});  // 2 packets either way: header, then anchored
+  for (int i = 0; i < 2; ++i) round.push_back({4097, kTag});  // (the last packet holds 1 byte)
+  for (int i = 0; i < 3; ++i) round.push_back({1, kTag});     // header, then anchored: 1 byte
   std::vector<Shaped> stream;
   for (int r = 0; r < 5; ++r) stream.insert(stream.end(), round.begin(), round.end());
   auto results = run_two([&](int rank, Engine& engine) {
     int index = 0;
     for (const Shaped& message : stream) {
       std::vector<uint8_t> out(message.bytes), in(message.bytes + 1, 0xEE);
-      for (size_t b = 0; b < message.bytes; ++b) out[b] = static_cast<uint8_t>(b * 13 + index);
-      if (message.ends_like_idle_anchor) {
-        std::memcpy(out.data() + message.bytes - sizeof rcc::p2p::kAnchorIdle, &rcc::p2p::kAnchorIdle,
-                    sizeof rcc::p2p::kAnchorIdle);
-      }
+      fill(out, index, message.ends_like_idle_anchor);
       if (rank == 0) {
         ASSERT_EQ(engine.send(out.data(), message.bytes, 1, message.tag, rcc::p2p::kUserContext), RCC_SUCCESS)
             << rcc::last_error();
@@ -235,12 +252,7 @@ TEST(EngineDelivery, RepeatedMessagesTravelWithoutHeaders) {
       }
       ++index;
     }
-    uint8_t done = 1;  // rank 0 waits until everything arrived before the counters are read
-    if (rank == 0) {
-      ASSERT_EQ(engine.recv(&done, 1, 1, kTag, rcc::p2p::kUserContext), RCC_SUCCESS) << rcc::last_error();
-    } else {
-      ASSERT_EQ(engine.send(&done, 1, 0, kTag, rcc::p2p::kUserContext), RCC_SUCCESS) << rcc::last_error();
-    }
+    confirm_received(rank, engine, kTag);  // before the counters are read
   });
   ASSERT_TRUE(results[0].ok && results[1].ok);
   const size_t packet = results[0].packet_bytes;
@@ -249,9 +261,9 @@ TEST(EngineDelivery, RepeatedMessagesTravelWithoutHeaders) {
   }
   const Travel travel = predict(stream, packet, 8192);
   if (packet == 1024) {
-    // Per round: 9 + 4 + 4 + 4 + 1 + 1 + 1 anchored; bare the 1000 after the 900s, the idle-ended
-    // 1000 and the first 8192, and in rounds 2-5 the first 1024 (after an 8 of the same tag).
-    EXPECT_EQ(travel.anchored, 5u * 24u) << "the rule changed: recount the stream above";
+    // Per round: 9 + 4 + 4 + 4 + 1 + 1 + 1 + 2 + 1 + 2 anchored; bare the 1000 after the 900s, the
+    // idle-ended 1000 and the first 8192, and in rounds 2-5 the first 1024 (after a 1 of the same tag).
+    EXPECT_EQ(travel.anchored, 5u * 29u) << "the rule changed: recount the stream above";
     EXPECT_EQ(travel.bare, 5u * 3u + 4u) << "the rule changed: recount the stream above";
   }
   const rcc::p2p::EngineCounters& sender = results[0].engine;
@@ -291,6 +303,40 @@ TEST(EngineDelivery, HeaderlessMessagesLeaveNoCreditWords) {
       EXPECT_GT(engine.bare_sent, 0u) << "rank " << rank << ": who carried the credits?";
     }
   }
+}
+
+TEST(EngineDelivery, AnchoredMessagesWaitForCreditsAndArriveUnexpected) {
+  // Rank 1 starts receiving only after rank 0 sent everything: four messages land unexpected, the
+  // rest wait at rank 0 for credits and go out (anchored, decided then) as rank 1 consumes. The
+  // last one meets a receive one byte short: truncated, and the slot is still given back.
+  ScopedEnv spin("RCC_SPIN_COUNT", "1000000000");
+  ScopedEnv slots("RCC_EAGER_SLOTS", "4");
+  constexpr int kCount = 30;
+  constexpr size_t kBytes = 1000;
+  auto results = run_two([&](int rank, Engine& engine) {
+    std::vector<uint8_t> out(kBytes), in(kBytes + 1);
+    if (rank == 0) {
+      for (int i = 0; i <= kCount; ++i) {
+        fill(out, i, false);
+        ASSERT_EQ(engine.send(out.data(), kBytes, 1, kTag, rcc::p2p::kUserContext), RCC_SUCCESS) << rcc::last_error();
+      }
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      for (int i = 0; i < kCount; ++i) {
+        fill(out, i, false);
+        in.assign(kBytes + 1, 0xEE);
+        ASSERT_EQ(engine.recv(in.data(), kBytes, 0, kTag, rcc::p2p::kUserContext), RCC_SUCCESS) << rcc::last_error();
+        for (size_t b = 0; b < kBytes; ++b) ASSERT_EQ(in[b], out[b]) << "message " << i << ", byte " << b;
+        ASSERT_EQ(in[kBytes], 0xEE) << "write past the end of message " << i;
+      }
+      EXPECT_EQ(engine.recv(in.data(), kBytes - 1, 0, kTag, rcc::p2p::kUserContext), RCC_ERR_TRUNCATED);
+    }
+    confirm_received(rank, engine, kTag + 1);
+  });
+  ASSERT_TRUE(results[0].ok && results[1].ok);
+  EXPECT_EQ(results[0].engine.headed_sent, 1u);
+  EXPECT_EQ(results[0].engine.anchored_sent, static_cast<uint64_t>(kCount));
+  EXPECT_EQ(results[1].engine.anchored_received, static_cast<uint64_t>(kCount));
 }
 
 TEST(EngineDelivery, RanksDisagreeingOnPolledEagerFailToConnect) {
