@@ -5,7 +5,8 @@
 #   2. the soft-RDMA VM: the verbs backend on Soft-RoCE (rxe) and soft-iWARP (siw) — the contract
 #      test, device/GID selection, and the p2p and collectives suites with RCC_TRANSPORT=verbs;
 #      a VM that cannot boot or create its devices fails the run;
-#   3. the same host tests built with AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. the same host tests built with AddressSanitizer + UndefinedBehaviorSanitizer, and a quick
+#      set of the verbs tests with that build in the VM (scripts/vm-tests.sh BUILD sanitized);
 #   4. the fuzz targets for a bounded time;
 #   5. ThreadSanitizer: the p2p, bootstrap, fault and a quick collectives subset (build-tsan).
 # Ends with one line "N passed, N failed" over all stages. RCC_TEST_STAGES=host,vm,asan,fuzz,tsan
@@ -66,6 +67,12 @@ if want asan; then
     log "tests under ASan + UBSan"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       run_ctest asan build-asan -LE '^vm$|verbs|soak' -j 1
+    if want vm; then
+      log "verbs tests under ASan + UBSan in the soft-RDMA VM (rxe and siw)"
+      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        tests/vm/run-in-vm.sh --rxe --siw --timeout 1800 -- scripts/vm-tests.sh "$root/build-asan" sanitized
+      record vm-verbs-asan $?
+    fi
   else
     record build-asan 1
   fi

@@ -35,12 +35,25 @@ void on_unmapped(ucm_event_type_t /*type*/, ucm_event_t* event, void* arg) {
   queue.generation.fetch_add(1, std::memory_order_release);
 }
 
+// The sanitizers' allocators map and unmap memory with raw system calls, which UCX's hooks (they
+// patch libc's functions) never see: a freed buffer's registration would outlive its pages and a
+// new buffer at the same address would be served the old, still pinned ones.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kAllocatorBypassesHooks = true;
+#else
+constexpr bool kAllocatorBypassesHooks = false;
+#endif
+
 }  // namespace
 
 struct RegistrationCache::Hook : UnmapQueue {};
 
 RegistrationCache::RegistrationCache(transport::Transport& transport)
     : transport_(transport), hook_(std::make_unique<Hook>()) {
+  if (kAllocatorBypassesHooks) {
+    RCC_INFO("registration cache off in a sanitizer build (its allocator unmaps unseen); buffers are registered per message");
+    return;
+  }
   ucs_status_t status = ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, &on_unmapped, hook_.get());
   if (status != UCS_OK) {
     RCC_WARN("registration cache off: UCX memory hooks unavailable (%s); buffers are registered per message",

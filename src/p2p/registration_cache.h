@@ -2,6 +2,8 @@
 // page pinning per message otherwise). The cache stays correct when the application frees memory
 // and gets the same addresses back: UCX's memory hooks (libucm) report every unmap, mremap, brk
 // shrink and madvise(DONTNEED) and the entries over those pages are dropped before the next lookup.
+// Off (a registration per message) where those hooks are unavailable, and in sanitizer builds,
+// whose allocators unmap memory with raw system calls the hooks cannot see.
 // Not thread-safe: the engine calls it under its lock (the hook itself only queues ranges).
 #pragma once
 
