@@ -17,6 +17,7 @@ const Setting kSettings[] = {
     {"RCC_ALGO", "", "Force algorithms, e.g. allreduce:ring,broadcast:tree. Empty: the cost model chooses."},
     {"RCC_EAGER_LIMIT", "8192", "Largest message in bytes sent eagerly through pre-registered slots; larger ones are zero-copy writes into the receiver's buffer."},
     {"RCC_EAGER_SLOTS", "32", "Eager slots each rank offers each peer (credits)."},
+    {"RCC_REGISTRATION_CACHE", "auto", "Registrations of application buffers (large messages) kept for reuse, dropped when UCX's memory hooks report their pages unmapped: auto (on, except in sanitizer builds) or 0 (a registration per message: for allocators that unmap memory without going through libc, which the hooks cannot see)."},
     {"RCC_SPIN_COUNT", "auto", "Progress polls without an event before a waiting rank blocks on the transport's wakeup fd. auto: 65536 when this host has a core per rank (spinning costs less than a wake-up), 2000 when ranks outnumber cores (they also yield while polling)."},
     {"RCC_REDUCE_ISA", "auto", "Reduction kernels: auto (the best this CPU runs), avx512, avx2 or sse2 (alias scalar: the baseline x86-64 path). A level the CPU lacks falls back to the best below it."},
     // Shared memory

@@ -164,6 +164,11 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
     spin_count_explicit_ = true;
   }
   timeout_s_ = static_cast<double>(std::max<int64_t>(1, config::get_int_or_default("RCC_TIMEOUT")));
+  const std::string registration_cache = config::get_string("RCC_REGISTRATION_CACHE");
+  if (registration_cache != "auto" && registration_cache != "0") {
+    return fail(RCC_ERR_INVALID_ARGUMENT, "RCC_REGISTRATION_CACHE='%s' is not auto or 0", registration_cache.c_str());
+  }
+  if (registration_cache == "0") registrations_->disable();
 
   const size_t area_bytes = static_cast<size_t>(size_) * slots_ * slot_bytes_;
   recv_area_.assign(area_bytes, 0);

@@ -68,6 +68,12 @@ RegistrationCache::~RegistrationCache() {
   entries_.clear();
 }
 
+void RegistrationCache::disable() {
+  if (hooks_active_) ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, &on_unmapped, hook_.get());
+  hooks_active_ = false;
+  entries_.clear();
+}
+
 void RegistrationCache::drop_unmapped_ranges() {
   UnmapQueue& queue = *hook_;
   if (queue.generation.load(std::memory_order_acquire) == seen_generation_) return;

@@ -23,6 +23,8 @@ class RegistrationCache {
 
   // A registration covering [addr, addr + length), shared with later lookups of the same pages.
   Status acquire(void* addr, size_t length, std::shared_ptr<transport::Memory>* out);
+  // From now on every lookup registers anew (RCC_REGISTRATION_CACHE=0). Before the first lookup.
+  void disable();
 
 
  private:
