@@ -40,7 +40,7 @@ const Setting kSettings[] = {
     {"RCC_IB_TIMEOUT", "14", "Verbs local ACK timeout exponent: 4.096 us * 2^value."},
     {"RCC_IB_RETRY_CNT", "7", "Verbs transport retry count (0-7)."},
     {"RCC_IB_RNR_RETRY", "6", "Verbs RNR retry count, 0-6 (7 would mean forever; rcc posts receives before granting credits, so RNR should not happen)."},
-    {"RCC_IB_POLLED_EAGER", "1", "1: eager messages are plain RDMA writes that the receiver finds by polling (a sequence word at both ends of the message, or the slot's last word for a message that repeats the previous one's tag and length; a receiver about to sleep asks for a notice first); this needs a device that places a write's bytes in address order, as rxe, siw and current HCAs do. 0: every eager message is a notified write."},
+    {"RCC_IB_POLLED_EAGER", "1", "1: eager messages are plain RDMA writes that the receiver finds by polling (a sequence word at both ends of the message, or the slot's last byte for a message that repeats the previous one's tag and length; a receiver about to sleep asks for a notice first); this needs a device that places a write's bytes in address order, as rxe, siw and current HCAs do. 0: every eager message is a notified write."},
     {"RCC_IB_USE_IMM", "auto", "auto: write-with-immediate where the device supports it (IB, RoCE), write then send on iWARP; 0 forces write then send."},
 };
 

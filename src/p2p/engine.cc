@@ -493,19 +493,26 @@ Status Engine::write_slot(int peer, const SlotHeader& header, const void* payloa
   return RCC_SUCCESS;
 }
 
+Status Engine::write_payload(int peer, const void* payload, size_t bytes, uint64_t offset, bool notify, uint32_t imm) {
+  PeerState& state = peers_[peer];
+  const uint32_t slot = static_cast<uint32_t>(state.slots_sent % slots_);
+  uint8_t* staged = send_slot(peer, slot) + offset;
+  std::memcpy(staged, payload, bytes);
+  RCC_RETURN_IF_ERROR(transport_->write(peer, staged, bytes, *send_memory_, remote_slot(peer, slot) + offset,
+                                        *state.slots_key, notify, imm, 0));
+  ++state.slots_sent;
+  return RCC_SUCCESS;
+}
+
 Status Engine::write_bare(int peer, const void* payload, size_t bytes) {
   PeerState& state = peers_[peer];
   const uint32_t slot = static_cast<uint32_t>(state.slots_sent % slots_);
-  uint8_t* body = send_slot(peer, slot) + sizeof(SlotHeader);
-  std::memcpy(body, payload, bytes);
   // Notified, so it also wakes a receiver that announced it sleeps.
   state.notified_epoch = __atomic_load_n(&credit_area_[peer].sleep_epoch, __ATOMIC_ACQUIRE);
   const uint32_t imm = make_imm(ImmKind::kBareSlot, bare_imm_arg(slot, state.slots_consumed));
-  RCC_RETURN_IF_ERROR(transport_->write(peer, body, bytes, *send_memory_, remote_slot(peer, slot) + sizeof(SlotHeader),
-                                        *state.slots_key, true, imm, 0));
+  RCC_RETURN_IF_ERROR(write_payload(peer, payload, bytes, sizeof(SlotHeader), true, imm));
   state.reported_slots = state.carried_slots = state.slots_consumed;
   state.sent_length = bytes;
-  ++state.slots_sent;
   ++counters_.bare_sent;
   return RCC_SUCCESS;
 }
@@ -518,18 +525,11 @@ bool Engine::anchored_allowed(int peer, const void* payload, size_t bytes) {
   // Nor credits: when this rank's next consumption would make it write a credit word, a headed or
   // bare message carries them instead (in a ping-pong no credit word is written at all).
   const uint64_t unreported = state.slots_consumed - state.reported_slots;
-  return unreported == 0 || unreported + 1 < slots_ / 4;
+  return unreported == 0 || !credits_due(unreported + 1);
 }
 
 Status Engine::write_anchored(int peer, const void* payload, size_t bytes) {
-  PeerState& state = peers_[peer];
-  const uint32_t slot = static_cast<uint32_t>(state.slots_sent % slots_);
-  const uint64_t offset = slot_bytes_ - bytes;  // ends on the anchor byte
-  uint8_t* staged = send_slot(peer, slot) + offset;
-  std::memcpy(staged, payload, bytes);
-  RCC_RETURN_IF_ERROR(transport_->write(peer, staged, bytes, *send_memory_, remote_slot(peer, slot) + offset,
-                                        *state.slots_key, false, 0, 0));
-  ++state.slots_sent;
+  RCC_RETURN_IF_ERROR(write_payload(peer, payload, bytes, slot_bytes_ - bytes, false, 0));  // ends on the anchor byte
   ++counters_.anchored_sent;
   return RCC_SUCCESS;
 }
@@ -562,8 +562,7 @@ Status Engine::send_credits(int peer, bool force) {
   PeerState& state = peers_[peer];
   const uint64_t slots = state.slots_consumed - state.reported_slots;
   const uint64_t fins = state.fins_consumed - state.reported_fins;
-  const uint64_t quarter = slots_ / 4;
-  if (!(slots >= quarter || fins >= quarter || (force && (slots > 0 || fins > 0)))) return RCC_SUCCESS;
+  if (!(credits_due(slots) || credits_due(fins) || (force && (slots > 0 || fins > 0)))) return RCC_SUCCESS;
   return write_credit_word(peer);
 }
 
@@ -723,10 +722,7 @@ Status Engine::handle_bare(int peer, uint32_t slot) {
   state.granted_slots = bare_credit(static_cast<uint32_t>(notice >> 32), state.granted_slots);
   state.received_length = length;
   ++counters_.bare_received;
-  uint8_t* bytes = recv_slot(peer, slot);
-  match_or_queue_eager(peer, message_header(SlotType::kEager, state.received_tag, state.received_context, length, 0),
-                       bytes + sizeof(SlotHeader));
-  return release_slot(peer, bytes, sizeof(SlotHeader), length);
+  return deliver_payload(peer, slot, sizeof(SlotHeader), length);
 }
 
 Status Engine::handle_anchored(int peer, uint32_t slot) {
@@ -737,8 +733,12 @@ Status Engine::handle_anchored(int peer, uint32_t slot) {
                 peer);
   }
   ++counters_.anchored_received;
+  return deliver_payload(peer, slot, slot_bytes_ - length, length);
+}
+
+Status Engine::deliver_payload(int peer, uint32_t slot, uint64_t offset, uint64_t length) {
+  const PeerState& state = peers_[peer];
   uint8_t* bytes = recv_slot(peer, slot);
-  const uint64_t offset = slot_bytes_ - length;
   match_or_queue_eager(peer, message_header(SlotType::kEager, state.received_tag, state.received_context, length, 0),
                        bytes + offset);
   return release_slot(peer, bytes, offset, length);

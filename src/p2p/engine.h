@@ -119,6 +119,9 @@ class Engine {
   // sequence word and re-arms the anchor byte (polled delivery), counts the slot consumed and
   // returns credits when due.
   Status release_slot(int peer, uint8_t* slot, uint64_t offset, uint64_t written);
+  // A headerless (bare or anchored) message: `length` payload bytes at `offset` in the slot, with
+  // the tag and context of the peer's previous eager message; matched, then the slot released.
+  Status deliver_payload(int peer, uint32_t slot, uint64_t offset, uint64_t length);
   // Polled delivery: consumes every slot message of the peer that has landed whole; counts them.
   Status poll_slots(int peer, uint64_t* delivered);
   // Polled delivery: before sleeping, asks every peer to notify its next slot message.
@@ -134,6 +137,11 @@ class Engine {
   // may go anchored (wire.h: no header, no notice) rather than bare or with a header.
   bool anchored_allowed(int peer, const void* payload, size_t bytes);
   Status write_anchored(int peer, const void* payload, size_t bytes);
+  // Copies a headerless message's payload to `offset` in the next staging slot and writes it to
+  // the same place in the peer's slot; counts the slot sent.
+  Status write_payload(int peer, const void* payload, size_t bytes, uint64_t offset, bool notify, uint32_t imm);
+  // Whether this many unreported consumptions make a credit word due (a quarter of the slots).
+  bool credits_due(uint64_t unreported) const { return unreported >= slots_ / 4; }
   Status flush_pending(int peer);
   Status send_credits(int peer, bool force);
   // Writes this rank's whole credit word (consumption and sleep epoch) into the peer's memory.

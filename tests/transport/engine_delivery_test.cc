@@ -170,7 +170,7 @@ struct Shaped {
 
 // How a message travels, by the engine's rule (wire.h, docs/transport.md): without a header when
 // it repeats the previous eager message's tag; anchored when it also repeats its length and may
-// change the anchor word, else bare where the header would cost a packet; otherwise with a header.
+// change the anchor byte, else bare where the header would cost a packet; otherwise with a header.
 // Assumes what the test below arranges: a spinning receiver, and a sender whose own consumption
 // (the clear-to-send answers) is reported at once (with 4 slots every consumed slot writes a
 // credit word), so that no credits are ever due when it sends.
