@@ -232,6 +232,7 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
   segment->rank_ = rank;
   segment->size_ = size;
   segment->slot_bytes_ = slot_bytes;
+  segment->stream_bytes_ = static_cast<size_t>(std::max<int64_t>(0, config::get_int_or_default("RCC_SHM_STREAM_BYTES")));
   segment->oversubscribed_ = cores > 0 && size > cores;
   segment->timeout_s_ = static_cast<double>(std::max<int64_t>(1, config::get_int_or_default("RCC_TIMEOUT")));
   segment->engine_ = engine;

@@ -43,6 +43,8 @@ class Segment {
   bool oversubscribed() const { return oversubscribed_; }
   // Bytes of one slot; a multiple of 4096.
   size_t slot_bytes() const { return slot_bytes_; }
+  // Whether a broadcast of `bytes` fills the slots with copy_streaming (RCC_SHM_STREAM_BYTES).
+  bool streams(size_t bytes) const { return stream_bytes_ > 0 && bytes >= stream_bytes_; }
   // The step this rank arrives at next; write into slot(rank(), next_step()) before arriving, and
   // only after begin() (which makes sure no rank still reads what that slot held two steps ago).
   uint64_t next_step() const { return step_ + 1; }
@@ -85,6 +87,7 @@ class Segment {
   int rank_ = 0;
   int size_ = 0;
   size_t slot_bytes_ = 0;
+  size_t stream_bytes_ = 0;  // 0: never stream
   uint64_t step_ = 0;
   uint64_t all_reached_ = 0;  // every rank is known to have arrived at this step
   bool oversubscribed_ = false;  // more ranks than cores: yield instead of spinning
