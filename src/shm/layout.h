@@ -1,4 +1,5 @@
-// What the shared segment holds: a header, one control line per rank, then two slots per rank.
+// What the shared segment holds: a header, one control line per rank, two slots per rank, then a
+// ring of small cells per rank.
 #pragma once
 
 #include <atomic>
@@ -37,8 +38,11 @@ inline size_t round_up(size_t value, size_t unit) { return (value + unit - 1) / 
 inline size_t data_offset(int ranks) {
   return round_up(kHeaderBytes + sizeof(StepControl) * static_cast<size_t>(ranks), kPageBytes);
 }
-inline size_t segment_bytes(int ranks, size_t slot_bytes) {
+inline size_t cells_offset(int ranks, size_t slot_bytes) {
   return data_offset(ranks) + static_cast<size_t>(ranks) * 2 * slot_bytes;
+}
+inline size_t segment_bytes(int ranks, size_t slot_bytes) {
+  return cells_offset(ranks, slot_bytes) + static_cast<size_t>(ranks) * Segment::kCells * Segment::kCellBytes;
 }
 
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);

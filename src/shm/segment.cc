@@ -239,6 +239,7 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
   segment->mapping_bytes_ = bytes;
   segment->header_ = static_cast<SegmentHeader*>(mapping);
   segment->data_ = static_cast<uint8_t*>(mapping) + data_offset(size);
+  segment->cells_ = static_cast<uint8_t*>(mapping) + cells_offset(size, slot_bytes);
   pending.mapping = nullptr;  // the segment owns it now
   RCC_INFO("shared memory: on, %d ranks on %ld cores%s, slots of %zu KiB", size, cores,
            segment->oversubscribed_ ? " (oversubscribed: waiting ranks yield)" : "", slot_bytes >> 10);

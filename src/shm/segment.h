@@ -53,6 +53,16 @@ class Segment {
   uint8_t* slot(int owner, uint64_t step) const {
     return data_ + (static_cast<size_t>(owner) * 2 + (step & 1)) * slot_bytes_;
   }
+  // The ring of small cells: a step that moves at most kCellBytes can write cell(rank(), next_step())
+  // instead of its slot, after begin_cell(). Slots are reused every other step, cells every kCells
+  // steps, so a rank filling cells (a broadcast root) can run up to kCells - 1 steps ahead of the
+  // slowest reader instead of one.
+  static constexpr int kCells = 16;
+  static constexpr size_t kCellBytes = 8192;
+  uint8_t* cell(int owner, uint64_t step) const {
+    return cells_ + (static_cast<size_t>(owner) * kCells + step % kCells) * kCellBytes;
+  }
+  Status begin_cell(const char* what);
   // Arrives at the next step, then waits until every rank has. `what` names the collective in
   // errors: a dead peer (RCC_ERR_PEER_FAILED naming it), an abort, or RCC_TIMEOUT passing.
   Status step(const char* what);
@@ -77,6 +87,8 @@ class Segment {
   // Waits until the ranks in [first, last) other than `except` reached `step`.
   Status wait_ranks(int first, int last, int except, uint64_t step, const char* what);
   Status wait_all(uint64_t step, const char* what) { return wait_ranks(0, size_, -1, step, what); }
+  // wait_all unless every rank is already known to have arrived at `step`.
+  Status wait_all_reached(uint64_t step, const char* what);
   void sleep_until(uint64_t step, int first, int last, int except);
   void wake_sleepers();
   std::string missing_ranks(uint64_t step, int first, int last, int except) const;
@@ -96,6 +108,7 @@ class Segment {
   SegmentHeader* header_ = nullptr;  // the start of the mapping
   size_t mapping_bytes_ = 0;
   uint8_t* data_ = nullptr;
+  uint8_t* cells_ = nullptr;
 };
 
 }  // namespace rcc::shm
