@@ -3,9 +3,10 @@
 // the others copy chunk k, and a root that calls broadcast in a loop runs one call ahead. When
 // ranks outnumber cores, up to 8 KiB go through a cell of the root's ring instead, and the root
 // runs up to 15 calls ahead.
-// Cost: 2 steps up to 2S (chunks of n/2, at least 16 or 64 KiB), one per S beyond; the root and
-// each receiver copy n bytes once, and the copies overlap but for one chunk. From
-// RCC_SHM_STREAM_BYTES (64 KiB) the root copies with streaming stores (docs/shared-memory.md).
+// Cost: 1 step up to 16 KiB (64 KiB when ranks outnumber cores), 2 up to 2S (chunks of n/2), then
+// one per S; the root and each receiver copy n bytes once, and the copies overlap but for one
+// chunk. From RCC_SHM_STREAM_BYTES (64 KiB) the root copies with streaming stores. Measurements
+// behind each rule: docs/shared-memory.md.
 #include <algorithm>
 #include <cstring>
 
@@ -16,9 +17,8 @@ namespace rcc::collectives {
 namespace {
 
 // Two chunks per call (but >= 16 KiB, <= one slot): the others' copy of the first half overlaps
-// the root's copy of the second. Eight chunks (before) overlapped more but cost a step each:
-// 0.7-0.9x at 128-512 KiB with 2 ranks. When ranks outnumber cores a step is a context switch:
-// chunks of at least 64 KiB then (a 32 KiB broadcast in one step instead of two: 1.4-1.8x).
+// the root's copy of the second; more, smaller chunks overlap more but cost a step each. When
+// ranks outnumber cores a step is a context switch: chunks of at least 64 KiB then.
 size_t chunk_bytes(size_t bytes, size_t slot_bytes, bool oversubscribed) {
   const size_t min_chunk = oversubscribed ? 64 * 1024 : 16 * 1024;
   const size_t half = (bytes / 2 + 4095) / 4096 * 4096;
@@ -32,11 +32,10 @@ Status broadcast_shm(Context& ctx, const Args& args) {
   const size_t bytes = args.count * rcc_datatype_size(args.datatype);
   auto* buf = static_cast<uint8_t*>(args.recvbuf);
   const bool root = segment.rank() == args.root;
-  if (segment.oversubscribed() && bytes > 0 && bytes <= shm::Segment::kCellBytes) {
+  if (segment.has_cells() && bytes > 0 && bytes <= shm::Segment::kCellBytes) {
     // One step through the root's ring of cells: a root broadcasting in a loop runs up to
     // kCells - 1 calls ahead instead of one, which spares a context switch per call when ranks
-    // share cores (4 ranks on 2 cores, 8 B-8 KiB: 1.9-8x). With a core per rank the slots measured
-    // faster (2 ranks, 512 B: 0.46 against 0.70 us).
+    // share cores. With a core per rank the slots measured faster.
     const uint64_t step = segment.next_step();
     if (root) {
       RCC_RETURN_IF_ERROR(segment.begin_cell("broadcast"));
@@ -48,7 +47,7 @@ Status broadcast_shm(Context& ctx, const Args& args) {
     segment.publish();
     return RCC_SUCCESS;
   }
-  const bool streaming = segment.streams(bytes);
+  const bool streaming = segment.streams_broadcast(bytes);
   const size_t chunk = chunk_bytes(bytes, segment.slot_bytes(), segment.oversubscribed());
   for (size_t base = 0; base < bytes; base += chunk) {
     const size_t length = std::min(chunk, bytes - base);

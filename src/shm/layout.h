@@ -1,5 +1,5 @@
-// What the shared segment holds: a header, one control line per rank, two slots per rank, then a
-// ring of small cells per rank.
+// What the shared segment holds: a header, one control line per rank, two slots per rank, then
+// (when ranks outnumber cores) a ring of small cells per rank.
 #pragma once
 
 #include <atomic>
@@ -10,7 +10,7 @@
 
 namespace rcc::shm {
 
-constexpr uint64_t kMagic = 0x7263632d73686d31ull;  // "rcc-shm1"
+constexpr uint64_t kMagic = 0x7263632d73686d32ull;  // "rcc-shm2"
 
 struct SegmentHeader {
   uint64_t magic;
@@ -41,8 +41,9 @@ inline size_t data_offset(int ranks) {
 inline size_t cells_offset(int ranks, size_t slot_bytes) {
   return data_offset(ranks) + static_cast<size_t>(ranks) * 2 * slot_bytes;
 }
-inline size_t segment_bytes(int ranks, size_t slot_bytes) {
-  return cells_offset(ranks, slot_bytes) + static_cast<size_t>(ranks) * Segment::kCells * Segment::kCellBytes;
+inline size_t segment_bytes(int ranks, size_t slot_bytes, bool with_cells) {
+  return cells_offset(ranks, slot_bytes) +
+         (with_cells ? static_cast<size_t>(ranks) * Segment::kCells * Segment::kCellBytes : 0);
 }
 
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);

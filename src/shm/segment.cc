@@ -160,7 +160,8 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
 
   // 2. Rank 0 creates the segment and publishes its name; the others map it.
   const size_t slot_bytes = configured_slot_bytes(size);
-  const size_t bytes = segment_bytes(size, slot_bytes);
+  const bool oversubscribed = cores > 0 && size > cores;  // the same on every rank (the union of masks)
+  const size_t bytes = segment_bytes(size, slot_bytes, oversubscribed);
   std::string name;
   uint64_t nonce = 0;
   void* mapping = nullptr;
@@ -233,13 +234,13 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
   segment->size_ = size;
   segment->slot_bytes_ = slot_bytes;
   segment->stream_bytes_ = static_cast<size_t>(std::max<int64_t>(0, config::get_int_or_default("RCC_SHM_STREAM_BYTES")));
-  segment->oversubscribed_ = cores > 0 && size > cores;
+  segment->oversubscribed_ = oversubscribed;
   segment->timeout_s_ = static_cast<double>(std::max<int64_t>(1, config::get_int_or_default("RCC_TIMEOUT")));
   segment->engine_ = engine;
   segment->mapping_bytes_ = bytes;
   segment->header_ = static_cast<SegmentHeader*>(mapping);
   segment->data_ = static_cast<uint8_t*>(mapping) + data_offset(size);
-  segment->cells_ = static_cast<uint8_t*>(mapping) + cells_offset(size, slot_bytes);
+  if (oversubscribed) segment->cells_ = static_cast<uint8_t*>(mapping) + cells_offset(size, slot_bytes);
   pending.mapping = nullptr;  // the segment owns it now
   RCC_INFO("shared memory: on, %d ranks on %ld cores%s, slots of %zu KiB", size, cores,
            segment->oversubscribed_ ? " (oversubscribed: waiting ranks yield)" : "", slot_bytes >> 10);

@@ -43,8 +43,9 @@ class Segment {
   bool oversubscribed() const { return oversubscribed_; }
   // Bytes of one slot; a multiple of 4096.
   size_t slot_bytes() const { return slot_bytes_; }
-  // Whether a broadcast of `bytes` fills the slots with copy_streaming (RCC_SHM_STREAM_BYTES).
-  bool streams(size_t bytes) const { return stream_bytes_ > 0 && bytes >= stream_bytes_; }
+  // Whether a broadcast of `bytes` fills the slots with copy_streaming (RCC_SHM_STREAM_BYTES; only
+  // the root's value counts, and it changes only how the root copies).
+  bool streams_broadcast(size_t bytes) const { return stream_bytes_ > 0 && bytes >= stream_bytes_; }
   // The step this rank arrives at next; write into slot(rank(), next_step()) before arriving, and
   // only after begin() (which makes sure no rank still reads what that slot held two steps ago).
   uint64_t next_step() const { return step_ + 1; }
@@ -53,12 +54,13 @@ class Segment {
   uint8_t* slot(int owner, uint64_t step) const {
     return data_ + (static_cast<size_t>(owner) * 2 + (step & 1)) * slot_bytes_;
   }
-  // The ring of small cells: a step that moves at most kCellBytes can write cell(rank(), next_step())
-  // instead of its slot, after begin_cell(). Slots are reused every other step, cells every kCells
-  // steps, so a rank filling cells (a broadcast root) can run up to kCells - 1 steps ahead of the
-  // slowest reader instead of one.
+  // The ring of small cells, mapped only when ranks outnumber cores (has_cells()): a step that moves
+  // at most kCellBytes can write cell(rank(), next_step()) instead of its slot, after begin_cell().
+  // Slots are reused every other step, cells every kCells steps, so a rank filling cells (a
+  // broadcast root) can run up to kCells - 1 steps ahead of the slowest reader instead of one.
   static constexpr int kCells = 16;
   static constexpr size_t kCellBytes = 8192;
+  bool has_cells() const { return cells_ != nullptr; }
   uint8_t* cell(int owner, uint64_t step) const {
     return cells_ + (static_cast<size_t>(owner) * kCells + step % kCells) * kCellBytes;
   }
@@ -88,7 +90,7 @@ class Segment {
   Status wait_ranks(int first, int last, int except, uint64_t step, const char* what);
   Status wait_all(uint64_t step, const char* what) { return wait_ranks(0, size_, -1, step, what); }
   // wait_all unless every rank is already known to have arrived at `step`.
-  Status wait_all_reached(uint64_t step, const char* what);
+  Status ensure_all_reached(uint64_t step, const char* what);
   void sleep_until(uint64_t step, int first, int last, int except);
   void wake_sleepers();
   std::string missing_ranks(uint64_t step, int first, int last, int except) const;

@@ -33,15 +33,15 @@ bool Segment::arrived(int owner, uint64_t step) const {
 }
 
 // The slot for step_ + 1 held step_ - 1's data: read once every rank arrived at step_.
-Status Segment::begin(const char* what) { return wait_all_reached(step_, what); }
+Status Segment::begin(const char* what) { return ensure_all_reached(step_, what); }
 
 Status Segment::begin_cell(const char* what) {
   // The cell for step_ + 1 held step_ + 1 - kCells's data: read once every rank arrived after it.
   const uint64_t next = step_ + 1;
-  return wait_all_reached(next > kCells ? next - kCells + 1 : 0, what);
+  return ensure_all_reached(next > kCells ? next - kCells + 1 : 0, what);
 }
 
-Status Segment::wait_all_reached(uint64_t step, const char* what) {
+Status Segment::ensure_all_reached(uint64_t step, const char* what) {
   if (all_reached_ >= step) return RCC_SUCCESS;
   RCC_RETURN_IF_ERROR(wait_all(step, what));
   all_reached_ = step;

@@ -12,6 +12,7 @@
 namespace rcc::shm {
 
 void copy_streaming(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;  // nothing stored; and src may be null
 #if defined(__SSE2__)
   auto* out = static_cast<uint8_t*>(dst);
   const auto* in = static_cast<const uint8_t*>(src);

@@ -52,18 +52,20 @@ TEST(Broadcast, EveryRootCountPerAlgorithm) {
   }
 }
 
-// Small broadcasts go through a ring of cells per root, so a root can run several calls ahead of
-// slow receivers (the cell it writes must be one every rank has read). Receivers that sleep
-// between calls make the root fill the ring and wait; sizes around the cell's limit switch paths;
-// every call's bytes differ from the call before, so a cell written too early shows.
+// Small broadcasts go through a ring of cells per root when ranks outnumber cores, so a root can
+// run several calls ahead of slow receivers (the cell it writes must be one every rank has read).
+// Receivers that sleep between calls make the root fill the ring and wait; the root changes every
+// seven calls while ranks are at different steps; sizes around the cell's limit (8 KiB) switch
+// paths; a gather now and then takes the slots one-sidedly; every call's bytes differ from the
+// call before, so a cell written too early shows.
 TEST(Broadcast, RootRunsAheadOfSlowReceivers) {
   const int ranks = ranktest::size(), rank = ranktest::rank();
   for (const char* algorithm : and_shm({"tree"})) {
     ForceAlgo force(std::string("broadcast:") + algorithm);
     for (int round = 0; round < 3; ++round) {
-      const int root = round % ranks;
       for (int call = 0; call < 60; ++call) {
-        const size_t bytes = call % 20 == 19 ? 8193 + call : 1 + static_cast<size_t>(call) * 137 % 8192;
+        const int root = (round + call / 7) % ranks;
+        const size_t bytes = call % 20 == 19 ? 8193 + call : call % 20 == 9 ? 8192 : 1 + static_cast<size_t>(call) * 137 % 8192;
         std::vector<uint8_t> buf(bytes + 1, 0xee);
         const int id = round * 1000 + call;
         if (rank == root) fill_tagged(RCC_UINT8, id, buf.data(), bytes);
@@ -71,9 +73,16 @@ TEST(Broadcast, RootRunsAheadOfSlowReceivers) {
         if (rank != root && call < 30 && (rank + call) % 3 == 0) usleep(300);
         RCC_ASSERT_OK(rcc_broadcast(ranktest::comm(), buf.data(), bytes, RCC_UINT8, root));
         ASSERT_EQ(count_untagged(RCC_UINT8, id, buf.data(), bytes), 0u)
-            << algorithm << " round " << round << " call " << call << " bytes " << bytes;
+            << algorithm << " round " << round << " call " << call << " root " << root << " bytes " << bytes;
         ASSERT_EQ(buf.back(), 0xee) << "wrote past the end";
-        if (rank == root) std::fill(buf.begin(), buf.end(), 0);  // the root may reuse its buffer at once
+        if (call % 13 == 12) {
+          int32_t mine = rank * 10 + call;
+          std::vector<int32_t> all(static_cast<size_t>(ranks), -1);
+          RCC_ASSERT_OK(rcc_gather(ranktest::comm(), &mine, rank == root ? all.data() : nullptr, 1, RCC_INT32, root));
+          if (rank == root) {
+            for (int r = 0; r < ranks; ++r) ASSERT_EQ(all[static_cast<size_t>(r)], r * 10 + call) << "gather, call " << call;
+          }
+        }
       }
       // Other collectives between rounds must pair up with the steps the ring used.
       int32_t one = 1, sum = 0;
