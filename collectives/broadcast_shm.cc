@@ -19,8 +19,11 @@ namespace {
 // Two chunks per call (but >= 16 KiB, <= one slot): the others' copy of the first half overlaps
 // the root's copy of the second; more, smaller chunks overlap more but cost a step each. When
 // ranks outnumber cores a step is a context switch: chunks of at least 64 KiB then.
+constexpr size_t kCrowdedMinChunk = 64 * 1024;
+// Cells exist only when ranks outnumber cores: a message that fits one is then a single chunk.
+static_assert(shm::Segment::kCellBytes <= kCrowdedMinChunk);
 size_t chunk_bytes(size_t bytes, size_t slot_bytes, bool oversubscribed) {
-  const size_t min_chunk = oversubscribed ? 64 * 1024 : 16 * 1024;
+  const size_t min_chunk = oversubscribed ? kCrowdedMinChunk : 16 * 1024;
   const size_t half = (bytes / 2 + 4095) / 4096 * 4096;
   return std::min(slot_bytes, std::max(min_chunk, half));
 }
@@ -32,39 +35,28 @@ Status broadcast_shm(Context& ctx, const Args& args) {
   const size_t bytes = args.count * rcc_datatype_size(args.datatype);
   auto* buf = static_cast<uint8_t*>(args.recvbuf);
   const bool root = segment.rank() == args.root;
-  if (segment.has_cells() && bytes > 0 && bytes <= shm::Segment::kCellBytes) {
-    // One step through the root's ring of cells: a root broadcasting in a loop runs up to
-    // kCells - 1 calls ahead instead of one, which spares a context switch per call when ranks
-    // share cores. With a core per rank the slots measured faster.
-    const uint64_t step = segment.next_step();
-    if (root) {
-      RCC_RETURN_IF_ERROR(segment.begin_cell("broadcast"));
-      std::memcpy(segment.cell(args.root, step), buf, bytes);
-    } else {
-      RCC_RETURN_IF_ERROR(segment.wait_for(args.root, "broadcast"));
-      std::memcpy(buf, segment.cell(args.root, step), bytes);
-    }
-    segment.publish();
-    return RCC_SUCCESS;
-  }
-  const bool streaming = segment.streams_broadcast(bytes);
+  // Up to kCellBytes with cells (ranks share cores), one step through the root's ring: a root
+  // broadcasting in a loop runs up to kCells - 1 calls ahead instead of one, which spares a context
+  // switch per call. With a core per rank the slots measured faster.
+  const bool in_cell = segment.has_cells() && bytes <= shm::Segment::kCellBytes;
+  const bool streaming = !in_cell && segment.streams_broadcast(bytes);
   const size_t chunk = chunk_bytes(bytes, segment.slot_bytes(), segment.oversubscribed());
   for (size_t base = 0; base < bytes; base += chunk) {
     const size_t length = std::min(chunk, bytes - base);
     const uint64_t step = segment.next_step();
+    uint8_t* shared = in_cell ? segment.cell(args.root, step) : segment.slot(args.root, step);
     if (root) {
-      RCC_RETURN_IF_ERROR(segment.begin("broadcast"));
+      RCC_RETURN_IF_ERROR(in_cell ? segment.begin_cell("broadcast") : segment.begin("broadcast"));
       if (streaming) {
-        shm::copy_streaming(segment.slot(args.root, step), buf + base, length);
+        shm::copy_streaming(shared, buf + base, length);
       } else {
-        std::memcpy(segment.slot(args.root, step), buf + base, length);
+        std::memcpy(shared, buf + base, length);
       }
-      segment.publish();
     } else {
       RCC_RETURN_IF_ERROR(segment.wait_for(args.root, "broadcast"));
-      std::memcpy(buf + base, segment.slot(args.root, step), length);
-      segment.publish();
+      std::memcpy(buf + base, shared, length);
     }
+    segment.publish();
   }
   return RCC_SUCCESS;
 }
