@@ -5,8 +5,11 @@
 // runs up to 15 calls ahead.
 // Cost: 1 step up to 16 KiB (64 KiB when ranks outnumber cores), 2 up to 2S (chunks of n/2), then
 // one per S; the root and each receiver copy n bytes once, and the copies overlap but for one
-// chunk. From RCC_SHM_STREAM_BYTES (64 KiB) the root copies with streaming stores. Measurements
-// behind each rule: docs/shared-memory.md.
+// chunk. From RCC_SHM_STREAM_BYTES (64 KiB) the root copies with streaming stores. From
+// RCC_SHM_CMA_BYTES (64 KiB) to 2 MiB, with a core per rank and where every rank may read the
+// others' memory, the others instead read the root's buffer itself (process_vm_readv): 2 steps, n
+// bytes copied once per receiver, and the root waits until all have. Measurements behind each
+// rule: docs/shared-memory.md.
 #include <algorithm>
 #include <cstring>
 
@@ -28,12 +31,33 @@ size_t chunk_bytes(size_t bytes, size_t slot_bytes, bool oversubscribed) {
   return std::min(slot_bytes, std::max(min_chunk, half));
 }
 
+// The root publishes where its buffer is; each other rank copies it out with one cross-memory
+// read; the root returns (and may change the buffer) only once every rank has.
+Status broadcast_across(shm::Segment& segment, const Args& args, size_t bytes) {
+  auto* buf = static_cast<uint8_t*>(args.recvbuf);
+  uint8_t* shared = segment.slot(args.root, segment.next_step());
+  if (segment.rank() == args.root) {
+    RCC_RETURN_IF_ERROR(segment.begin("broadcast"));
+    std::memcpy(shared, &buf, sizeof buf);
+    segment.publish();
+    return segment.wait_others_then_publish("broadcast");
+  }
+  RCC_RETURN_IF_ERROR(segment.wait_for(args.root, "broadcast"));
+  const uint8_t* source = nullptr;
+  std::memcpy(&source, shared, sizeof source);
+  RCC_RETURN_IF_ERROR(segment.read_across(args.root, source, buf, bytes, "broadcast"));
+  segment.publish();
+  segment.publish();
+  return RCC_SUCCESS;
+}
+
 }  // namespace
 
 Status broadcast_shm(Context& ctx, const Args& args) {
   shm::Segment& segment = ctx.shm();
   const size_t bytes = args.count * rcc_datatype_size(args.datatype);
   auto* buf = static_cast<uint8_t*>(args.recvbuf);
+  if (segment.broadcast_reads_across(bytes)) return broadcast_across(segment, args, bytes);
   const bool root = segment.rank() == args.root;
   // Up to kCellBytes with cells (ranks share cores), one step through the root's ring: a root
   // broadcasting in a loop runs up to kCells - 1 calls ahead instead of one, which spares a context

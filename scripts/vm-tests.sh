@@ -29,9 +29,9 @@ fi
 # Collectives: the RCC_SHM=0 variant, where every collective goes through verbs (the default one
 # takes the shared-memory path on one host, which the host stages test).
 run "p2p + collectives over verbs on rxe (2, 3, 4 ranks)" RCC_TRANSPORT=verbs RCC_IB_DEVICE="$RCC_VM_RXE_DEV" -- \
-  -L ranks -R '\.n[234]$' -E '^collectives_test\.(n|small_slots|streaming)'
+  -L ranks -R '\.n[234]$' -E '^collectives_test\.(n|small_slots|streaming|cma)'
 run "p2p + collectives over verbs on siw (2, 3 ranks)" RCC_TRANSPORT=verbs RCC_IB_DEVICE="$RCC_VM_SIW_DEV" -- \
-  -L ranks -R '\.n[23]$' -E '^collectives_test\.(n|small_slots|streaming)'
+  -L ranks -R '\.n[23]$' -E '^collectives_test\.(n|small_slots|streaming|cma)'
 # Polled eager delivery with ranks that sleep at once: every wait asks its peers for a notice.
 run "p2p over verbs on rxe, waits sleeping at once (RCC_SPIN_COUNT=1)" RCC_TRANSPORT=verbs \
   RCC_IB_DEVICE="$RCC_VM_RXE_DEV" RCC_SPIN_COUNT=1 -- -R '^p2p_test\.n[23]$'

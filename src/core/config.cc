@@ -24,6 +24,7 @@ const Setting kSettings[] = {
     {"RCC_SHM", "auto", "Collectives through a shared-memory segment when every rank is on one host: auto (when it can be set up), 0 (never: through the transport), 1 (required: init fails without it)."},
     {"RCC_SHM_SLOT_BYTES", "524288", "Bytes of each of a rank's two shared-memory slots (the chunk a collective step moves); at least 64 KiB and 64 bytes per rank; all slots together at most 64 MiB unless that floor needs more."},
     {"RCC_SHM_STREAM_BYTES", "65536", "Broadcasts of at least this many bytes go into the shared slots with streaming (non-temporal) stores, which bypass the root's cache: the other ranks then read memory instead of the root's cache; only the root's value counts; 0: never."},
+    {"RCC_SHM_CMA_BYTES", "65536", "Broadcasts from this many bytes up to 2 MiB, when every rank has a core of its own, are read by every rank straight out of the root's buffer with process_vm_readv (one copy instead of two; the root returns once all have read); needs ptrace permission between the ranks (checked at set-up, else off); the largest value among the ranks counts, and 0 on any rank turns it off."},
     // Bootstrap
     {"RCC_BOOTSTRAP_TIMEOUT", "60", "Seconds to wait for all ranks at the rendezvous before failing with RCC_ERR_TIMEOUT."},
     {"RCC_RANK", "", "Rank of this process (set by rccrun)."},

@@ -100,6 +100,15 @@ struct Engine::PeerState {
   std::deque<PendingWrite> pending_writes;      // waiting for a FIN credit
 
   uint64_t slots_consumed = 0, fins_consumed = 0, reported_slots = 0, reported_fins = 0;
+  // Slot messages handled so far. Polled delivery releases the last one (zeroes what was written,
+  // counts it consumed) at the next pass or when the next message is found, so in a ping-pong the
+  // clean-up runs after the caller's reply went out rather than before the receive completes. The
+  // bytes each slot's message wrote, by slot.
+  uint64_t slots_delivered = 0;
+  struct Written {
+    uint64_t offset, bytes;
+  };
+  std::vector<Written> unreleased;
   // The slot consumption my last slot message carried (header or bare notice): what a bare
   // notice's credit bits are relative to.
   uint64_t carried_slots = 0;
@@ -238,6 +247,7 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
       state.packet_bytes = header.accepts_bare != 0 ? transport_->notice_packet_bytes(peer) : 0;
       state.anchors_watched = header.accepts_anchored != 0;
       state.bare_notices.assign(slots_, 0);
+      state.unreleased.assign(slots_, {});
     }
   }
   RCC_INFO("engine: %d ranks connected over %s, eager limit %zu bytes, %u slots per peer, %s", size_,
@@ -634,7 +644,7 @@ void Engine::match_or_queue_eager(int peer, const SlotHeader& header, const uint
 
 Status Engine::handle_slot(int peer, uint32_t slot) {
   PeerState& state = peers_[peer];
-  const uint32_t expected = static_cast<uint32_t>(state.slots_consumed % slots_);
+  const uint32_t expected = static_cast<uint32_t>(state.slots_delivered % slots_);
   if (slot != expected) {
     return fail(RCC_ERR_TRANSPORT, "protocol error: rank %d wrote slot %u, expected slot %u", peer, slot, expected);
   }
@@ -693,20 +703,35 @@ Status Engine::handle_slot(int peer, uint32_t slot) {
       return fail(RCC_ERR_TRANSPORT, "protocol error: unknown message type %u from rank %d",
                   static_cast<unsigned>(header.type), peer);
   }
-  return release_slot(peer, bytes, sizeof header, tail_offset(body_bytes(header)) + kTailBytes - sizeof header);
+  return release_slot(peer, slot, sizeof header, tail_offset(body_bytes(header)) + kTailBytes - sizeof header);
 }
 
-Status Engine::release_slot(int peer, uint8_t* slot, uint64_t offset, uint64_t written) {
+Status Engine::release_slot(int peer, uint32_t slot, uint64_t offset, uint64_t written) {
+  PeerState& state = peers_[peer];
+  ++state.slots_delivered;
   if (polled_) {
+    state.unreleased[slot] = {offset, written};
+    return RCC_SUCCESS;
+  }
+  ++state.slots_consumed;
+  return send_credits(peer, false);
+}
+
+Status Engine::release_delivered(int peer) {
+  PeerState& state = peers_[peer];
+  if (state.slots_consumed == state.slots_delivered) return RCC_SUCCESS;
+  do {
     // The next message into this slot may be shorter (or bare): its tail word would then sit on
     // bytes of this body, and a bare one leaves the old header in place; neither may pass for a
     // message before it lands. Zeroed before the slot goes back to the sender, and the anchor
     // byte (which an anchored message overwrote) idle again.
-    std::memset(slot + offset, 0, written);
-    clear_sequence(slot);
-    arm_anchor(slot, slot_bytes_);
-  }
-  ++peers_[peer].slots_consumed;
+    const uint32_t slot = static_cast<uint32_t>(state.slots_consumed % slots_);
+    uint8_t* bytes = recv_slot(peer, slot);
+    std::memset(bytes + state.unreleased[slot].offset, 0, state.unreleased[slot].bytes);
+    clear_sequence(bytes);
+    arm_anchor(bytes, slot_bytes_);
+    ++state.slots_consumed;
+  } while (state.slots_consumed < state.slots_delivered);
   return send_credits(peer, false);
 }
 
@@ -741,15 +766,19 @@ Status Engine::deliver_payload(int peer, uint32_t slot, uint64_t offset, uint64_
   uint8_t* bytes = recv_slot(peer, slot);
   match_or_queue_eager(peer, message_header(SlotType::kEager, state.received_tag, state.received_context, length, 0),
                        bytes + offset);
-  return release_slot(peer, bytes, offset, length);
+  return release_slot(peer, slot, offset, length);
 }
 
 Status Engine::poll_slots(int peer, uint64_t* delivered) {
   PeerState& state = peers_[peer];
+  // The message delivered last stays unreleased until the next pass or until another one is found:
+  // at most one slot at a time, so the slot looked at next is never one still holding its message.
+  RCC_RETURN_IF_ERROR(release_delivered(peer));
   for (;;) {
-    const uint32_t expected = slot_sequence(state.slots_consumed);
-    const uint32_t slot = static_cast<uint32_t>(state.slots_consumed % slots_);
+    const uint32_t expected = slot_sequence(state.slots_delivered);
+    const uint32_t slot = static_cast<uint32_t>(state.slots_delivered % slots_);
     if (state.bare_notices[slot] != 0) {  // its notice came (earlier messages have all landed)
+      RCC_RETURN_IF_ERROR(release_delivered(peer));
       RCC_RETURN_IF_ERROR(handle_bare(peer, slot));
       ++*delivered;
       continue;
@@ -759,6 +788,7 @@ Status Engine::poll_slots(int peer, uint64_t* delivered) {
     if (__atomic_load_n(sequence, __ATOMIC_ACQUIRE) != expected) {
       // No header: an anchored message, once its last byte (the anchor's) has landed.
       if (__atomic_load_n(bytes + slot_bytes_ - 1, __ATOMIC_ACQUIRE) == kAnchorIdle) return RCC_SUCCESS;
+      RCC_RETURN_IF_ERROR(release_delivered(peer));
       RCC_RETURN_IF_ERROR(handle_anchored(peer, slot));
       ++*delivered;
       continue;
@@ -772,6 +802,7 @@ Status Engine::poll_slots(int peer, uint64_t* delivered) {
     }
     const auto* tail = reinterpret_cast<const uint32_t*>(bytes + tail_offset(body));
     if (__atomic_load_n(tail, __ATOMIC_ACQUIRE) != expected) return RCC_SUCCESS;
+    RCC_RETURN_IF_ERROR(release_delivered(peer));
     RCC_RETURN_IF_ERROR(handle_slot(peer, slot));
     ++*delivered;
   }

@@ -18,6 +18,7 @@
 #include "bootstrap/socket_util.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "shm/cross_memory.h"
 #include "shm/layout.h"
 
 namespace rcc::shm {
@@ -128,17 +129,38 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
   const char my_mode = !valid ? 'x' : mode == "auto" ? 'a' : mode[0];
   const std::string my_host = host_identity();
   std::vector<std::vector<uint8_t>> hosts;
+  // Each entry: mode, host, pid with the address and value of a probe word (for cross-memory
+  // reads: a random value, so that a read of some other process, say one with the same pid in
+  // another PID namespace, cannot pass), CPU mask; one per line. The word lives until every rank
+  // has reported on its probes (step 3).
+  std::random_device random;
+  const auto probe_word = std::make_unique<uint64_t>((static_cast<uint64_t>(random()) << 32) ^ random());
+  char process[96];
+  std::snprintf(process, sizeof process, "%d %p %llx", static_cast<int>(getpid()), static_cast<void*>(probe_word.get()),
+                static_cast<unsigned long long>(*probe_word));
   RCC_RETURN_IF_ERROR(bootstrap::allgather(store, prefix + "/host", rank, size,
-                                           bytes_of(std::string(1, my_mode) + '\n' + my_host + '\n' + cpu_mask()),
+                                           bytes_of(std::string(1, my_mode) + '\n' + my_host + '\n' + process + '\n' +
+                                                    cpu_mask()),
                                            timeout_s, &hosts));
   if (!valid) return fail(RCC_ERR_INVALID_ARGUMENT, "RCC_SHM='%s' is not auto, 0 or 1", mode.c_str());
   std::string cpus_union(CPU_SETSIZE, '0');
+  std::vector<pid_t> pids(static_cast<size_t>(size));
+  std::vector<const void*> probes(static_cast<size_t>(size));
+  std::vector<uint64_t> probe_values(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r) {
     const std::string entry = text_of(hosts[static_cast<size_t>(r)]);
     const size_t first = entry.find('\n'), second = entry.find('\n', first + 1);
-    if (first != 1 || second == std::string::npos) {
+    const size_t third = second == std::string::npos ? second : entry.find('\n', second + 1);
+    int pid = 0;
+    void* probe = nullptr;
+    unsigned long long probe_value = 0;
+    if (first != 1 || third == std::string::npos ||
+        std::sscanf(entry.c_str() + second + 1, "%d %p %llx", &pid, &probe, &probe_value) != 3) {
       return fail(RCC_ERR_BOOTSTRAP, "rank %d sent a malformed shared-memory entry", r);
     }
+    pids[static_cast<size_t>(r)] = pid;
+    probes[static_cast<size_t>(r)] = probe;
+    probe_values[static_cast<size_t>(r)] = probe_value;
     const char their_mode = entry[0];
     const std::string host = entry.substr(first + 1, second - first - 1);
     std::string why;
@@ -152,7 +174,7 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
       RCC_INFO("shared memory: off (%s)", why.c_str());
       return RCC_SUCCESS;
     }
-    for (size_t cpu = second + 1, i = 0; cpu < entry.size() && i < cpus_union.size(); ++cpu, ++i) {
+    for (size_t cpu = third + 1, i = 0; cpu < entry.size() && i < cpus_union.size(); ++cpu, ++i) {
       if (entry[cpu] == '1') cpus_union[i] = '1';
     }
   }
@@ -169,7 +191,6 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
   PendingMapping pending;
   pending.bytes = bytes;
   if (rank == 0) {
-    std::random_device random;
     nonce = (static_cast<uint64_t>(random()) << 32) ^ random();
     char text[96];
     std::snprintf(text, sizeof text, "/rcc-%d-%016llx", static_cast<int>(getpid()), static_cast<unsigned long long>(nonce));
@@ -209,16 +230,41 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
     pending.mapping = mapping;
   }
 
-  // 3. Everyone mapped it (or says why not); then the name goes, the mapping stays.
+  // Cross-memory reads: from this rank's RCC_SHM_CMA_BYTES (0: off) if it can read every other rank.
+  size_t cma_bytes = static_cast<size_t>(std::max<int64_t>(0, config::get_int_or_default("RCC_SHM_CMA_BYTES")));
+  for (int r = 0; r < size && cma_bytes > 0; ++r) {
+    if (r == rank) continue;
+    const pid_t pid = pids[static_cast<size_t>(r)];
+    uint64_t value = 0;
+    // Its pid as this rank's own: another PID namespace, where this rank's pids mean other processes.
+    const int error =
+        pid == getpid() ? ESRCH : shm::read_across(pid, probes[static_cast<size_t>(r)], &value, sizeof value);
+    if (error != 0 || value != probe_values[static_cast<size_t>(r)]) {
+      RCC_INFO("shared memory: no cross-memory reads (rank %d cannot read rank %d, pid %d: %s)", rank, r,
+               static_cast<int>(pid), error != 0 ? std::strerror(error) : "another process has that pid here");
+      cma_bytes = 0;
+    }
+  }
+
+  // 3. Everyone mapped it (or says why not), and says from what size it reads across processes;
+  // then the name goes, the mapping stays.
   std::vector<std::vector<uint8_t>> opened;
-  RCC_RETURN_IF_ERROR(bootstrap::allgather(store, prefix + "/opened", rank, size, bytes_of(mapping ? "" : "x" + why),
+  RCC_RETURN_IF_ERROR(bootstrap::allgather(store, prefix + "/opened", rank, size,
+                                           bytes_of(std::to_string(cma_bytes) + ' ' + (mapping ? "" : "x" + why)),
                                            timeout_s, &opened));
   if (!pending.name.empty()) {
     shm_unlink(pending.name.c_str());
     pending.name.clear();
   }
+  // Every rank reads across from the largest of their thresholds, or none does if one cannot.
+  size_t agreed_cma_bytes = 0;
   for (int r = 0; r < size; ++r) {
-    const std::string failed = text_of(opened[static_cast<size_t>(r)]);
+    const std::string entry = text_of(opened[static_cast<size_t>(r)]);
+    const size_t space = entry.find(' ');
+    if (space == std::string::npos) return fail(RCC_ERR_BOOTSTRAP, "rank %d sent a malformed shared-memory entry", r);
+    const size_t theirs = std::strtoull(entry.c_str(), nullptr, 10);
+    agreed_cma_bytes = r == 0 ? theirs : theirs == 0 || agreed_cma_bytes == 0 ? 0 : std::max(agreed_cma_bytes, theirs);
+    const std::string failed = entry.substr(space + 1);
     if (failed.empty()) continue;
     if (required) {
       return fail(RCC_ERR_NO_MEMORY, "RCC_SHM=1, but rank %d could not map the shared segment: %s", r,
@@ -235,6 +281,8 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
   segment->slot_bytes_ = slot_bytes;
   segment->stream_bytes_ = static_cast<size_t>(std::max<int64_t>(0, config::get_int_or_default("RCC_SHM_STREAM_BYTES")));
   segment->oversubscribed_ = oversubscribed;
+  segment->cma_bytes_ = agreed_cma_bytes;
+  segment->pids_ = std::move(pids);
   segment->timeout_s_ = static_cast<double>(std::max<int64_t>(1, config::get_int_or_default("RCC_TIMEOUT")));
   segment->engine_ = engine;
   segment->mapping_bytes_ = bytes;
@@ -242,8 +290,9 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
   segment->data_ = static_cast<uint8_t*>(mapping) + data_offset(size);
   if (oversubscribed) segment->cells_ = static_cast<uint8_t*>(mapping) + cells_offset(size, slot_bytes);
   pending.mapping = nullptr;  // the segment owns it now
-  RCC_INFO("shared memory: on, %d ranks on %ld cores%s, slots of %zu KiB", size, cores,
-           segment->oversubscribed_ ? " (oversubscribed: waiting ranks yield)" : "", slot_bytes >> 10);
+  RCC_INFO("shared memory: on, %d ranks on %ld cores%s, slots of %zu KiB, cross-memory reads %s", size, cores,
+           segment->oversubscribed_ ? " (oversubscribed: waiting ranks yield)" : "", slot_bytes >> 10,
+           agreed_cma_bytes > 0 ? ("from " + std::to_string(agreed_cma_bytes) + " bytes").c_str() : "off");
   *out = std::move(segment);
   return RCC_SUCCESS;
 }

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <sys/types.h>
+#include <vector>
 
 #include "bootstrap/store.h"
 #include "core/status.h"
@@ -46,6 +48,19 @@ class Segment {
   // Whether a broadcast of `bytes` fills the slots with copy_streaming (RCC_SHM_STREAM_BYTES; only
   // the root's value counts, and it changes only how the root copies).
   bool streams_broadcast(size_t bytes) const { return stream_bytes_ > 0 && bytes >= stream_bytes_; }
+  // Whether a broadcast of `bytes` is read straight out of the root's buffer (cross_memory.h): from
+  // RCC_SHM_CMA_BYTES (agreed by all ranks at set-up, 0 unless every rank can read every other) up
+  // to kCrossMemoryMaxBytes, and only with a core per rank. The same answer on every rank.
+  bool broadcast_reads_across(size_t bytes) const {
+    return cma_bytes_ > 0 && bytes >= cma_bytes_ && bytes <= kCrossMemoryMaxBytes && !oversubscribed_;
+  }
+  // Above it the slots' overlapped copies measured faster than one read across (the kernel pins
+  // every page of the root's buffer for it); so did every size when ranks outnumber cores (the
+  // root then waits for readers that wait for a core). docs/shared-memory.md.
+  static constexpr size_t kCrossMemoryMaxBytes = size_t{2} << 20;
+  // Copies `bytes` at `remote` in `owner`'s memory to `local`. A failure (the owner died, or its
+  // address is bad) fails this and every later shared-memory collective, like a failed step.
+  Status read_across(int owner, const void* remote, void* local, size_t bytes, const char* what);
   // The step this rank arrives at next; write into slot(rank(), next_step()) before arriving, and
   // only after begin() (which makes sure no rank still reads what that slot held two steps ago).
   uint64_t next_step() const { return step_ + 1; }
@@ -102,6 +117,8 @@ class Segment {
   int size_ = 0;
   size_t slot_bytes_ = 0;
   size_t stream_bytes_ = 0;  // 0: never stream
+  size_t cma_bytes_ = 0;     // 0: never read across processes
+  std::vector<pid_t> pids_;  // by rank
   uint64_t step_ = 0;
   uint64_t all_reached_ = 0;  // every rank is known to have arrived at this step
   bool oversubscribed_ = false;  // more ranks than cores: yield instead of spinning

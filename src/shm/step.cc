@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <ctime>
 
+#include "shm/cross_memory.h"
 #include "shm/layout.h"
 #include "shm/segment.h"
 
@@ -112,6 +115,15 @@ Status Segment::check_usable(const char* what) {
   if (header_->failed_rank.load(std::memory_order_acquire) != 0) return failed_elsewhere(what);
   if (engine_->maybe_unusable()) RCC_RETURN_IF_ERROR(engine_->health());
   return RCC_SUCCESS;
+}
+
+Status Segment::read_across(int owner, const void* remote, void* local, size_t bytes, const char* what) {
+  const int error = shm::read_across(pids_[static_cast<size_t>(owner)], remote, local, bytes);
+  if (error == 0) return RCC_SUCCESS;
+  return give_up(fail(error == ESRCH ? RCC_ERR_PEER_FAILED : RCC_ERR_INTERNAL,
+                      "%s: rank %d could not read %zu bytes of rank %d (pid %d) at %p: %s%s", what, rank_, bytes, owner,
+                      static_cast<int>(pids_[static_cast<size_t>(owner)]), remote, std::strerror(error),
+                      error == ESRCH ? " (it exited)" : " (set RCC_SHM_CMA_BYTES=0 to copy through the slots instead)"));
 }
 
 Status Segment::give_up(Status status) {

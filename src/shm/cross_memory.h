@@ -1,0 +1,15 @@
+// Cross-memory attach (process_vm_readv): one rank copies straight out of another's buffer, one
+// copy made by the kernel where going through the shared slots takes two. It needs ptrace
+// permission over the other process (same user, and neither Yama's ptrace_scope >= 1 nor a
+// seccomp filter forbidding it), so the segment's set-up probes it between every pair of ranks.
+#pragma once
+
+#include <cstddef>
+#include <sys/types.h>
+
+namespace rcc::shm {
+
+// Copies `bytes` from `remote` in process `pid` to `local`; 0, or the errno of the failed call.
+int read_across(pid_t pid, const void* remote, void* local, size_t bytes);
+
+}  // namespace rcc::shm
