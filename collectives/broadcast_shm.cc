@@ -45,9 +45,9 @@ Status broadcast_across(shm::Segment& segment, const Args& args, size_t bytes) {
   RCC_RETURN_IF_ERROR(segment.wait_for(args.root, "broadcast"));
   const uint8_t* source = nullptr;
   std::memcpy(&source, shared, sizeof source);
-  RCC_RETURN_IF_ERROR(segment.read_across(args.root, source, buf, bytes, "broadcast"));
+  RCC_RETURN_IF_ERROR(segment.read_from(args.root, source, buf, bytes, "broadcast"));
   segment.publish();
-  segment.publish();
+  segment.publish();  // the step the root waits for: this rank is done with its buffer
   return RCC_SUCCESS;
 }
 

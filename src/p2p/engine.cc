@@ -100,15 +100,12 @@ struct Engine::PeerState {
   std::deque<PendingWrite> pending_writes;      // waiting for a FIN credit
 
   uint64_t slots_consumed = 0, fins_consumed = 0, reported_slots = 0, reported_fins = 0;
-  // Slot messages handled so far. Polled delivery releases the last one (zeroes what was written,
+  // Slot messages handled so far. Polled delivery releases the last one (zeroes what it wrote,
   // counts it consumed) at the next pass or when the next message is found, so in a ping-pong the
-  // clean-up runs after the caller's reply went out rather than before the receive completes. The
-  // bytes each slot's message wrote, by slot.
+  // clean-up runs after the caller's reply went out rather than before the receive completes: at
+  // most one slot (slots_consumed % slots) waits, and these are the bytes its message wrote.
   uint64_t slots_delivered = 0;
-  struct Written {
-    uint64_t offset, bytes;
-  };
-  std::vector<Written> unreleased;
+  uint64_t unreleased_offset = 0, unreleased_bytes = 0;
   // The slot consumption my last slot message carried (header or bare notice): what a bare
   // notice's credit bits are relative to.
   uint64_t carried_slots = 0;
@@ -247,7 +244,6 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
       state.packet_bytes = header.accepts_bare != 0 ? transport_->notice_packet_bytes(peer) : 0;
       state.anchors_watched = header.accepts_anchored != 0;
       state.bare_notices.assign(slots_, 0);
-      state.unreleased.assign(slots_, {});
     }
   }
   RCC_INFO("engine: %d ranks connected over %s, eager limit %zu bytes, %u slots per peer, %s", size_,
@@ -703,14 +699,15 @@ Status Engine::handle_slot(int peer, uint32_t slot) {
       return fail(RCC_ERR_TRANSPORT, "protocol error: unknown message type %u from rank %d",
                   static_cast<unsigned>(header.type), peer);
   }
-  return release_slot(peer, slot, sizeof header, tail_offset(body_bytes(header)) + kTailBytes - sizeof header);
+  return release_slot(peer, sizeof header, tail_offset(body_bytes(header)) + kTailBytes - sizeof header);
 }
 
-Status Engine::release_slot(int peer, uint32_t slot, uint64_t offset, uint64_t written) {
+Status Engine::release_slot(int peer, uint64_t offset, uint64_t written) {
   PeerState& state = peers_[peer];
   ++state.slots_delivered;
   if (polled_) {
-    state.unreleased[slot] = {offset, written};
+    state.unreleased_offset = offset;
+    state.unreleased_bytes = written;
     return RCC_SUCCESS;
   }
   ++state.slots_consumed;
@@ -720,18 +717,15 @@ Status Engine::release_slot(int peer, uint32_t slot, uint64_t offset, uint64_t w
 Status Engine::release_delivered(int peer) {
   PeerState& state = peers_[peer];
   if (state.slots_consumed == state.slots_delivered) return RCC_SUCCESS;
-  do {
-    // The next message into this slot may be shorter (or bare): its tail word would then sit on
-    // bytes of this body, and a bare one leaves the old header in place; neither may pass for a
-    // message before it lands. Zeroed before the slot goes back to the sender, and the anchor
-    // byte (which an anchored message overwrote) idle again.
-    const uint32_t slot = static_cast<uint32_t>(state.slots_consumed % slots_);
-    uint8_t* bytes = recv_slot(peer, slot);
-    std::memset(bytes + state.unreleased[slot].offset, 0, state.unreleased[slot].bytes);
-    clear_sequence(bytes);
-    arm_anchor(bytes, slot_bytes_);
-    ++state.slots_consumed;
-  } while (state.slots_consumed < state.slots_delivered);
+  // The next message into this slot may be shorter (or bare): its tail word would then sit on
+  // bytes of this body, and a bare one leaves the old header in place; neither may pass for a
+  // message before it lands. Zeroed before the slot goes back to the sender, and the anchor byte
+  // (which an anchored message overwrote) idle again.
+  uint8_t* bytes = recv_slot(peer, static_cast<uint32_t>(state.slots_consumed % slots_));
+  std::memset(bytes + state.unreleased_offset, 0, state.unreleased_bytes);
+  clear_sequence(bytes);
+  arm_anchor(bytes, slot_bytes_);
+  ++state.slots_consumed;
   return send_credits(peer, false);
 }
 
@@ -766,7 +760,7 @@ Status Engine::deliver_payload(int peer, uint32_t slot, uint64_t offset, uint64_
   uint8_t* bytes = recv_slot(peer, slot);
   match_or_queue_eager(peer, message_header(SlotType::kEager, state.received_tag, state.received_context, length, 0),
                        bytes + offset);
-  return release_slot(peer, slot, offset, length);
+  return release_slot(peer, offset, length);
 }
 
 Status Engine::poll_slots(int peer, uint64_t* delivered) {

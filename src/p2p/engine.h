@@ -118,9 +118,9 @@ class Engine {
   // After a slot message was handled: counts it delivered; the slot is consumed (credits returned
   // when due) at once, or, polled, by release_delivered at the next pass or when the next message
   // from the peer is found, whichever comes first.
-  Status release_slot(int peer, uint32_t slot, uint64_t offset, uint64_t written);
-  // Polled delivery: zeroes what each delivered slot message wrote and the header's sequence word,
-  // re-arms the anchor byte, counts the slots consumed and returns credits when due.
+  Status release_slot(int peer, uint64_t offset, uint64_t written);
+  // Polled delivery: zeroes what the delivered but unreleased slot message wrote and the header's
+  // sequence word, re-arms the anchor byte, counts the slot consumed and returns credits when due.
   Status release_delivered(int peer);
   // A headerless (bare or anchored) message: `length` payload bytes at `offset` in the slot, with
   // the tag and context of the peer's previous eager message; matched, then the slot released.

@@ -61,6 +61,33 @@ size_t configured_slot_bytes(int ranks) {
   return std::max(wanted, floor);
 }
 
+// A rank's process as the others see it: its pid, and the address and value of its probe word.
+struct RankProcess {
+  pid_t pid = 0;
+  const void* probe = nullptr;
+  uint64_t probe_value = 0;
+};
+
+// This rank's RCC_SHM_CMA_BYTES if it can read every other rank's probe word (the right value),
+// else 0 (the INFO log says why).
+size_t cross_memory_bytes(const std::vector<RankProcess>& processes, int rank) {
+  const int64_t wanted = config::get_int_or_default("RCC_SHM_CMA_BYTES");
+  if (wanted <= 0) return 0;
+  for (size_t r = 0; r < processes.size(); ++r) {
+    if (static_cast<int>(r) == rank) continue;
+    const RankProcess& other = processes[r];
+    uint64_t value = 0;
+    // Its pid as this rank's own: another PID namespace, where this rank's pids mean other processes.
+    const int error = other.pid == getpid() ? ESRCH : read_across(other.pid, other.probe, &value, sizeof value);
+    if (error != 0 || value != other.probe_value) {
+      RCC_INFO("shared memory: no cross-memory reads (rank %d cannot read rank %zu, pid %d: %s)", rank, r,
+               static_cast<int>(other.pid), error != 0 ? std::strerror(error) : "another process has that pid here");
+      return 0;
+    }
+  }
+  return static_cast<size_t>(wanted);
+}
+
 // Undoes a half-made segment on every early return: unlinks the name (rank 0) and unmaps.
 struct PendingMapping {
   void* mapping = nullptr;
@@ -144,9 +171,7 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
                                            timeout_s, &hosts));
   if (!valid) return fail(RCC_ERR_INVALID_ARGUMENT, "RCC_SHM='%s' is not auto, 0 or 1", mode.c_str());
   std::string cpus_union(CPU_SETSIZE, '0');
-  std::vector<pid_t> pids(static_cast<size_t>(size));
-  std::vector<const void*> probes(static_cast<size_t>(size));
-  std::vector<uint64_t> probe_values(static_cast<size_t>(size));
+  std::vector<RankProcess> processes(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r) {
     const std::string entry = text_of(hosts[static_cast<size_t>(r)]);
     const size_t first = entry.find('\n'), second = entry.find('\n', first + 1);
@@ -158,9 +183,7 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
         std::sscanf(entry.c_str() + second + 1, "%d %p %llx", &pid, &probe, &probe_value) != 3) {
       return fail(RCC_ERR_BOOTSTRAP, "rank %d sent a malformed shared-memory entry", r);
     }
-    pids[static_cast<size_t>(r)] = pid;
-    probes[static_cast<size_t>(r)] = probe;
-    probe_values[static_cast<size_t>(r)] = probe_value;
+    processes[static_cast<size_t>(r)] = RankProcess{pid, probe, probe_value};
     const char their_mode = entry[0];
     const std::string host = entry.substr(first + 1, second - first - 1);
     std::string why;
@@ -230,21 +253,7 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
     pending.mapping = mapping;
   }
 
-  // Cross-memory reads: from this rank's RCC_SHM_CMA_BYTES (0: off) if it can read every other rank.
-  size_t cma_bytes = static_cast<size_t>(std::max<int64_t>(0, config::get_int_or_default("RCC_SHM_CMA_BYTES")));
-  for (int r = 0; r < size && cma_bytes > 0; ++r) {
-    if (r == rank) continue;
-    const pid_t pid = pids[static_cast<size_t>(r)];
-    uint64_t value = 0;
-    // Its pid as this rank's own: another PID namespace, where this rank's pids mean other processes.
-    const int error =
-        pid == getpid() ? ESRCH : shm::read_across(pid, probes[static_cast<size_t>(r)], &value, sizeof value);
-    if (error != 0 || value != probe_values[static_cast<size_t>(r)]) {
-      RCC_INFO("shared memory: no cross-memory reads (rank %d cannot read rank %d, pid %d: %s)", rank, r,
-               static_cast<int>(pid), error != 0 ? std::strerror(error) : "another process has that pid here");
-      cma_bytes = 0;
-    }
-  }
+  const size_t cma_bytes = cross_memory_bytes(processes, rank);
 
   // 3. Everyone mapped it (or says why not), and says from what size it reads across processes;
   // then the name goes, the mapping stays.
@@ -258,12 +267,14 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
   }
   // Every rank reads across from the largest of their thresholds, or none does if one cannot.
   size_t agreed_cma_bytes = 0;
+  bool cma_refused = false;
   for (int r = 0; r < size; ++r) {
     const std::string entry = text_of(opened[static_cast<size_t>(r)]);
     const size_t space = entry.find(' ');
     if (space == std::string::npos) return fail(RCC_ERR_BOOTSTRAP, "rank %d sent a malformed shared-memory entry", r);
     const size_t theirs = std::strtoull(entry.c_str(), nullptr, 10);
-    agreed_cma_bytes = r == 0 ? theirs : theirs == 0 || agreed_cma_bytes == 0 ? 0 : std::max(agreed_cma_bytes, theirs);
+    cma_refused = cma_refused || theirs == 0;
+    agreed_cma_bytes = std::max(agreed_cma_bytes, theirs);
     const std::string failed = entry.substr(space + 1);
     if (failed.empty()) continue;
     if (required) {
@@ -281,8 +292,8 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
   segment->slot_bytes_ = slot_bytes;
   segment->stream_bytes_ = static_cast<size_t>(std::max<int64_t>(0, config::get_int_or_default("RCC_SHM_STREAM_BYTES")));
   segment->oversubscribed_ = oversubscribed;
-  segment->cma_bytes_ = agreed_cma_bytes;
-  segment->pids_ = std::move(pids);
+  segment->cma_bytes_ = cma_refused ? 0 : agreed_cma_bytes;
+  for (const RankProcess& process : processes) segment->pids_.push_back(process.pid);
   segment->timeout_s_ = static_cast<double>(std::max<int64_t>(1, config::get_int_or_default("RCC_TIMEOUT")));
   segment->engine_ = engine;
   segment->mapping_bytes_ = bytes;
@@ -292,7 +303,7 @@ Status Segment::create(bootstrap::StoreClient& store, const std::string& key_pre
   pending.mapping = nullptr;  // the segment owns it now
   RCC_INFO("shared memory: on, %d ranks on %ld cores%s, slots of %zu KiB, cross-memory reads %s", size, cores,
            segment->oversubscribed_ ? " (oversubscribed: waiting ranks yield)" : "", slot_bytes >> 10,
-           agreed_cma_bytes > 0 ? ("from " + std::to_string(agreed_cma_bytes) + " bytes").c_str() : "off");
+           segment->cma_bytes_ > 0 ? ("from " + std::to_string(segment->cma_bytes_) + " bytes").c_str() : "off");
   *out = std::move(segment);
   return RCC_SUCCESS;
 }

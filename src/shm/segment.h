@@ -60,7 +60,7 @@ class Segment {
   static constexpr size_t kCrossMemoryMaxBytes = size_t{2} << 20;
   // Copies `bytes` at `remote` in `owner`'s memory to `local`. A failure (the owner died, or its
   // address is bad) fails this and every later shared-memory collective, like a failed step.
-  Status read_across(int owner, const void* remote, void* local, size_t bytes, const char* what);
+  Status read_from(int owner, const void* remote, void* local, size_t bytes, const char* what);
   // The step this rank arrives at next; write into slot(rank(), next_step()) before arriving, and
   // only after begin() (which makes sure no rank still reads what that slot held two steps ago).
   uint64_t next_step() const { return step_ + 1; }

@@ -7,8 +7,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <ctime>
@@ -117,8 +117,8 @@ Status Segment::check_usable(const char* what) {
   return RCC_SUCCESS;
 }
 
-Status Segment::read_across(int owner, const void* remote, void* local, size_t bytes, const char* what) {
-  const int error = shm::read_across(pids_[static_cast<size_t>(owner)], remote, local, bytes);
+Status Segment::read_from(int owner, const void* remote, void* local, size_t bytes, const char* what) {
+  const int error = read_across(pids_[static_cast<size_t>(owner)], remote, local, bytes);
   if (error == 0) return RCC_SUCCESS;
   return give_up(fail(error == ESRCH ? RCC_ERR_PEER_FAILED : RCC_ERR_INTERNAL,
                       "%s: rank %d could not read %zu bytes of rank %d (pid %d) at %p: %s%s", what, rank_, bytes, owner,
