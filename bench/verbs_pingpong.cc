@@ -1,0 +1,331 @@
+// verbs-pingpong: a raw-verbs RDMA-write ping-pong (as perftest's ib_write_lat: post a write, poll
+// the last byte of the own buffer) whose settings can be switched one at a time to rcc's, to
+// measure what each costs the device (docs/PERFORMANCE.md, "2026-12-01: a slower machine").
+//
+//   verbs-pingpong DEVICE GID_INDEX BYTES ROUND_TRIPS [setting=value ...]
+//
+// Two processes (forked) on one RoCE device, connected through a socket pair. Settings and their
+// defaults (the plain loop); rcc's values in brackets:
+//   slots=1 [32]        buffers written in turn
+//   stride=0 [8320]     bytes between buffers (0: the message size rounded up to 64)
+//   at_end=0 [1]        place each message at its buffer's end (rcc's anchored messages)
+//   send_depth=16 [256] signal_every=8 [128]  send queue depth and how often a write is signalled
+//   receives=0 [72]     receive requests posted up front
+//   inline=0 [256]      the queue pair's inline limit (messages up to it go inline)
+//   channel=0 [1]       create the completion queue with a completion channel
+//   copy=0 [1]          copy each payload into the registered buffer and out again
+//   poll_cq=0 [1]       poll the completion queue while waiting (else only for signalled writes)
+// Prints the one-way latency (half the round trip), median and 10th percentile, in microseconds.
+#include <infiniband/verbs.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Per-round-trip timestamps from the cycle counter where there is one: in a VM whose clock source
+// is the HPET, reading the clock is a system call of several microseconds (measured in the rxe VM).
+uint64_t ticks() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  return static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+#endif
+}
+
+struct Endpoint {
+  uint32_t qp_number;
+  uint32_t psn;
+  uint32_t rkey;
+  uint64_t address;
+  uint8_t gid[16];
+};
+
+struct Settings {
+  std::string device;
+  int gid_index = 0;
+  size_t bytes = 0;
+  int round_trips = 0;
+  std::map<std::string, long> values = {{"slots", 1},      {"stride", 0},       {"at_end", 0},  {"send_depth", 16},
+                                        {"signal_every", 8}, {"receives", 0},   {"inline", 0},  {"channel", 0},
+                                        {"copy", 0},       {"poll_cq", 0}};
+  long operator[](const char* name) const { return values.at(name); }
+};
+
+[[noreturn]] void die(int rank, const char* what) {
+  std::fprintf(stderr, "verbs-pingpong: rank %d: %s: %s\n", rank, what, std::strerror(errno));
+  std::exit(1);
+}
+
+void need(bool ok, int rank, const char* what) {
+  if (!ok) die(rank, what);
+}
+
+char* page_aligned(size_t bytes, char fill) {
+  size_t rounded = (bytes + 4095) / 4096 * 4096;
+  auto* memory = static_cast<char*>(std::aligned_alloc(4096, rounded));
+  if (memory != nullptr) std::memset(memory, fill, rounded);
+  return memory;
+}
+
+int run_rank(int rank, int socket, const Settings& s) {
+  int count = 0;
+  ibv_device** devices = ibv_get_device_list(&count);
+  need(devices != nullptr, rank, "ibv_get_device_list");
+  ibv_device* device = nullptr;
+  for (int i = 0; i < count; ++i) {
+    if (s.device == ibv_get_device_name(devices[i])) device = devices[i];
+  }
+  errno = ENODEV;
+  need(device != nullptr, rank, ("no RDMA device " + s.device).c_str());
+  ibv_context* context = ibv_open_device(device);
+  need(context != nullptr, rank, "ibv_open_device");
+  ibv_pd* pd = ibv_alloc_pd(context);
+  need(pd != nullptr, rank, "ibv_alloc_pd");
+  ibv_comp_channel* channel = s["channel"] != 0 ? ibv_create_comp_channel(context) : nullptr;
+  const int send_depth = static_cast<int>(s["send_depth"]);
+  const int receives = static_cast<int>(s["receives"]);
+  ibv_cq* cq = ibv_create_cq(context, send_depth + receives + 16, nullptr, channel, 0);
+  need(cq != nullptr, rank, "ibv_create_cq");
+
+  ibv_qp_init_attr init_attr = {};
+  init_attr.send_cq = cq;
+  init_attr.recv_cq = cq;
+  init_attr.qp_type = IBV_QPT_RC;
+  init_attr.cap.max_send_wr = static_cast<uint32_t>(send_depth);
+  init_attr.cap.max_recv_wr = static_cast<uint32_t>(std::max(receives, 1));
+  init_attr.cap.max_send_sge = 1;
+  init_attr.cap.max_recv_sge = 1;
+  init_attr.cap.max_inline_data = static_cast<uint32_t>(s["inline"]);
+  ibv_qp* qp = ibv_create_qp(pd, &init_attr);
+  need(qp != nullptr, rank, "ibv_create_qp");
+
+  const size_t slots = static_cast<size_t>(s["slots"]);
+  const size_t stride = s["stride"] > 0 ? static_cast<size_t>(s["stride"]) : (s.bytes + 63) / 64 * 64;
+  const size_t area = slots * stride;
+  char* landing = page_aligned(area, 0);
+  char* staging = page_aligned(area, 0);
+  char* user = page_aligned(2 * s.bytes + 64, 7);
+  std::vector<char> notices(64 * static_cast<size_t>(std::max(receives, 1)));
+  need(landing != nullptr && staging != nullptr && user != nullptr, rank, "aligned_alloc");
+  const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  ibv_mr* landing_mr = ibv_reg_mr(pd, landing, area, access);
+  ibv_mr* staging_mr = ibv_reg_mr(pd, staging, area, access);
+  ibv_mr* notice_mr = ibv_reg_mr(pd, notices.data(), notices.size(), IBV_ACCESS_LOCAL_WRITE);
+  need(landing_mr != nullptr && staging_mr != nullptr && notice_mr != nullptr, rank, "ibv_reg_mr");
+
+  ibv_qp_attr attr = {};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.port_num = 1;
+  attr.qp_access_flags = access;
+  errno = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+  need(errno == 0, rank, "queue pair to INIT");
+  for (int i = 0; i < receives; ++i) {
+    ibv_sge sge = {reinterpret_cast<uintptr_t>(notices.data()) + 64 * static_cast<uintptr_t>(i), 64, notice_mr->lkey};
+    ibv_recv_wr wr = {};
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    errno = ibv_post_recv(qp, &wr, &bad);
+    need(errno == 0, rank, "ibv_post_recv");
+  }
+
+  Endpoint local = {qp->qp_num, static_cast<uint32_t>(1000 * rank + 7), landing_mr->rkey,
+                    reinterpret_cast<uint64_t>(landing), {}};
+  ibv_gid gid;
+  errno = ibv_query_gid(context, 1, s.gid_index, &gid);
+  need(errno == 0, rank, "ibv_query_gid");
+  std::memcpy(local.gid, gid.raw, sizeof local.gid);
+  Endpoint remote;
+  need(write(socket, &local, sizeof local) == static_cast<ssize_t>(sizeof local), rank, "sending the address");
+  need(read(socket, &remote, sizeof remote) == static_cast<ssize_t>(sizeof remote), rank, "reading the address");
+
+  attr = {};
+  attr.qp_state = IBV_QPS_RTR;
+  attr.path_mtu = IBV_MTU_1024;
+  attr.dest_qp_num = remote.qp_number;
+  attr.rq_psn = remote.psn;
+  attr.max_dest_rd_atomic = 1;
+  attr.min_rnr_timer = 12;
+  attr.ah_attr.is_global = 1;
+  std::memcpy(attr.ah_attr.grh.dgid.raw, remote.gid, 16);
+  attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(s.gid_index);
+  attr.ah_attr.grh.hop_limit = 64;
+  attr.ah_attr.port_num = 1;
+  errno = ibv_modify_qp(qp, &attr,
+                        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                            IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+  need(errno == 0, rank, "queue pair to RTR (check the GID index)");
+  attr = {};
+  attr.qp_state = IBV_QPS_RTS;
+  attr.timeout = 14;
+  attr.retry_cnt = 7;
+  attr.rnr_retry = 6;
+  attr.sq_psn = local.psn;
+  attr.max_rd_atomic = 1;
+  errno = ibv_modify_qp(qp, &attr,
+                        IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                            IBV_QP_MAX_QP_RD_ATOMIC);
+  need(errno == 0, rank, "queue pair to RTS");
+  char ready = 'r';
+  need(write(socket, &ready, 1) == 1 && read(socket, &ready, 1) == 1, rank, "the start handshake");
+
+  const bool copy = s["copy"] != 0, poll_cq = s["poll_cq"] != 0, at_end = s["at_end"] != 0;
+  const long signal_every = std::max(1L, s["signal_every"]);
+  const bool inline_sends = s.bytes <= static_cast<size_t>(s["inline"]);
+  long unsignalled = 0;
+  auto offset = [&](long i) { return static_cast<size_t>(i) % slots * stride + (at_end ? stride - s.bytes : 0); };
+  // The last byte tells a message from the previous one in the same buffer: it never repeats there.
+  auto marker = [&](long i) { return static_cast<char>((static_cast<size_t>(i) / slots) % 250 + 1); };
+  auto drain = [&](bool until_one) {
+    ibv_wc wcs[16];
+    int n = 0;
+    do {
+      n = ibv_poll_cq(cq, 16, wcs);
+      need(n >= 0, rank, "ibv_poll_cq");
+      for (int k = 0; k < n; ++k) {
+        errno = EIO;
+        need(wcs[k].status == IBV_WC_SUCCESS, rank, ibv_wc_status_str(wcs[k].status));
+      }
+    } while (until_one && n == 0);
+  };
+  auto send = [&](long i) {
+    char* source = staging + offset(i);
+    if (copy) std::memcpy(source, user, s.bytes - 1);
+    source[s.bytes - 1] = marker(i);
+    const bool signalled = ++unsignalled >= signal_every;
+    if (signalled) unsignalled = 0;
+    ibv_sge sge = {reinterpret_cast<uintptr_t>(source), static_cast<uint32_t>(s.bytes), staging_mr->lkey};
+    ibv_send_wr wr = {};
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = (signalled ? IBV_SEND_SIGNALED : 0) | (inline_sends ? IBV_SEND_INLINE : 0);
+    wr.wr.rdma.remote_addr = remote.address + offset(i);
+    wr.wr.rdma.rkey = remote.rkey;
+    ibv_send_wr* bad = nullptr;
+    errno = ibv_post_send(qp, &wr, &bad);
+    need(errno == 0, rank, "ibv_post_send");
+    if (signalled && !poll_cq) drain(true);
+  };
+  auto wait = [&](long i) {
+    const volatile char* last = landing + offset(i) + s.bytes - 1;
+    const char expected = marker(i);
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    for (uint64_t spins = 1; *last != expected; ++spins) {
+      if (poll_cq) drain(false);
+      if ((spins & 0xfffff) == 0 && Clock::now() > deadline) {
+        errno = ETIMEDOUT;
+        die(rank, "waiting 30 s for the peer's write");
+      }
+    }
+    if (copy) std::memcpy(user + s.bytes, landing + offset(i), s.bytes);
+  };
+
+  const int warmup = 100;
+  std::vector<uint64_t> round_trip_ticks(static_cast<size_t>(s.round_trips));
+  const auto clock_start = Clock::now();
+  const uint64_t ticks_start = ticks();
+  for (long i = 0; i < warmup + s.round_trips; ++i) {
+    const uint64_t start = ticks();
+    if (rank == 0) {
+      send(i);
+      wait(i);
+    } else {
+      wait(i);
+      send(i);
+    }
+    if (i >= warmup) round_trip_ticks[static_cast<size_t>(i - warmup)] = ticks() - start;
+  }
+  const double us_per_tick =
+      std::chrono::duration<double, std::micro>(Clock::now() - clock_start).count() / static_cast<double>(ticks() - ticks_start);
+  if (rank == 0) {
+    std::sort(round_trip_ticks.begin(), round_trip_ticks.end());
+    auto one_way_us = [&](size_t k) { return static_cast<double>(round_trip_ticks[k]) * us_per_tick / 2; };
+    std::printf("bytes %zu round_trips %d one-way us: p50 %.2f p10 %.2f\n", s.bytes, s.round_trips,
+                one_way_us(round_trip_ticks.size() / 2), one_way_us(round_trip_ticks.size() / 10));
+  }
+  ibv_destroy_qp(qp);
+  ibv_dereg_mr(notice_mr);
+  ibv_dereg_mr(staging_mr);
+  ibv_dereg_mr(landing_mr);
+  ibv_destroy_cq(cq);
+  if (channel != nullptr) ibv_destroy_comp_channel(channel);
+  ibv_dealloc_pd(pd);
+  ibv_close_device(context);
+  ibv_free_device_list(devices);
+  std::free(user);
+  std::free(staging);
+  std::free(landing);
+  return 0;
+}
+
+bool parse(int argc, char** argv, Settings* s) {
+  if (argc < 5) return false;
+  s->device = argv[1];
+  s->gid_index = std::atoi(argv[2]);
+  s->bytes = std::strtoul(argv[3], nullptr, 10);
+  s->round_trips = std::atoi(argv[4]);
+  if (s->bytes == 0 || s->round_trips < 10) {
+    std::fprintf(stderr, "verbs-pingpong: BYTES must be > 0 and ROUND_TRIPS >= 10\n");
+    return false;
+  }
+  for (int i = 5; i < argc; ++i) {
+    std::string arg = argv[i];
+    size_t equals = arg.find('=');
+    if (equals == std::string::npos || s->values.count(arg.substr(0, equals)) == 0) {
+      std::fprintf(stderr, "verbs-pingpong: unknown setting '%s'\n", argv[i]);
+      return false;
+    }
+    s->values[arg.substr(0, equals)] = std::strtol(arg.c_str() + equals + 1, nullptr, 10);
+  }
+  const long stride = (*s)["stride"];
+  if ((*s)["slots"] < 1 || (*s)["send_depth"] < 1 || (*s)["receives"] < 0 || (*s)["inline"] < 0 ||
+      (stride != 0 && static_cast<size_t>(stride) < s->bytes)) {
+    std::fprintf(stderr, "verbs-pingpong: slots and send_depth must be >= 1, stride 0 or >= BYTES\n");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Settings settings;
+  if (!parse(argc, argv, &settings)) {
+    std::fprintf(stderr, "usage: verbs-pingpong DEVICE GID_INDEX BYTES ROUND_TRIPS [setting=value ...] "
+                         "(settings: see the head of bench/verbs_pingpong.cc)\n");
+    return 2;
+  }
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0) die(-1, "socketpair");
+  for (int rank = 0; rank < 2; ++rank) {
+    pid_t child = fork();
+    if (child < 0) die(rank, "fork");
+    if (child == 0) {
+      close(pair[1 - rank]);
+      std::exit(run_rank(rank, pair[rank], settings));
+    }
+  }
+  close(pair[0]);
+  close(pair[1]);
+  int failed = 0, status = 0;
+  while (wait(&status) > 0) failed |= !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  return failed;
+}
