@@ -77,6 +77,30 @@ void need(bool ok, int rank, const char* what) {
   if (!ok) die(rank, what);
 }
 
+// Bounds a spin without reading the clock on the timed path: the first look comes after 2^20
+// spins, and the 30 s run from there.
+class SpinLimit {
+ public:
+  SpinLimit(int rank, const char* what) : rank_(rank), what_(what) {}
+  void spin() {
+    if ((++spins_ & 0xfffff) != 0) return;
+    if (!started_) {
+      started_ = true;
+      give_up_ = Clock::now() + std::chrono::seconds(30);
+    } else if (Clock::now() > give_up_) {
+      errno = ETIMEDOUT;
+      die(rank_, what_);
+    }
+  }
+
+ private:
+  int rank_;
+  const char* what_;
+  uint64_t spins_ = 0;
+  bool started_ = false;
+  Clock::time_point give_up_;
+};
+
 char* page_aligned(size_t bytes, char fill) {
   size_t rounded = (bytes + 4095) / 4096 * 4096;
   auto* memory = static_cast<char*>(std::aligned_alloc(4096, rounded));
@@ -99,6 +123,7 @@ int run_rank(int rank, int socket, const Settings& s) {
   ibv_pd* pd = ibv_alloc_pd(context);
   need(pd != nullptr, rank, "ibv_alloc_pd");
   ibv_comp_channel* channel = s["channel"] != 0 ? ibv_create_comp_channel(context) : nullptr;
+  need(s["channel"] == 0 || channel != nullptr, rank, "ibv_create_comp_channel");
   const int send_depth = static_cast<int>(s["send_depth"]);
   const int receives = static_cast<int>(s["receives"]);
   ibv_cq* cq = ibv_create_cq(context, send_depth + receives + 16, nullptr, channel, 0);
@@ -149,10 +174,13 @@ int run_rank(int rank, int socket, const Settings& s) {
   Endpoint local = {qp->qp_num, static_cast<uint32_t>(1000 * rank + 7), landing_mr->rkey,
                     reinterpret_cast<uint64_t>(landing), {}};
   ibv_gid gid;
-  errno = ibv_query_gid(context, 1, s.gid_index, &gid);
-  need(errno == 0, rank, "ibv_query_gid");
+  if (ibv_query_gid(context, 1, s.gid_index, &gid) != 0) {
+    errno = EINVAL;
+    die(rank, "ibv_query_gid (check the GID index)");
+  }
   std::memcpy(local.gid, gid.raw, sizeof local.gid);
   Endpoint remote;
+  errno = ECONNRESET;  // a short read means the other rank exited
   need(write(socket, &local, sizeof local) == static_cast<ssize_t>(sizeof local), rank, "sending the address");
   need(read(socket, &remote, sizeof remote) == static_cast<ssize_t>(sizeof remote), rank, "reading the address");
 
@@ -184,35 +212,47 @@ int run_rank(int rank, int socket, const Settings& s) {
                             IBV_QP_MAX_QP_RD_ATOMIC);
   need(errno == 0, rank, "queue pair to RTS");
   char ready = 'r';
+  errno = ECONNRESET;
   need(write(socket, &ready, 1) == 1 && read(socket, &ready, 1) == 1, rank, "the start handshake");
 
   const bool copy = s["copy"] != 0, poll_cq = s["poll_cq"] != 0, at_end = s["at_end"] != 0;
-  const long signal_every = std::max(1L, s["signal_every"]);
+  const long signal_every = s["signal_every"];
   const bool inline_sends = s.bytes <= static_cast<size_t>(s["inline"]);
   long unsignalled = 0;
+  uint64_t posted = 0, completed = 0;  // work requests; a completion retires all posted before it
   auto offset = [&](long i) { return static_cast<size_t>(i) % slots * stride + (at_end ? stride - s.bytes : 0); };
   // The last byte tells a message from the previous one in the same buffer: it never repeats there.
   auto marker = [&](long i) { return static_cast<char>((static_cast<size_t>(i) / slots) % 250 + 1); };
+  // The first byte differs from message to message, so a write to the wrong place is caught.
+  auto first_byte = [&](long i) { return static_cast<char>(i * 7 + 3); };
   auto drain = [&](bool until_one) {
     ibv_wc wcs[16];
     int n = 0;
+    SpinLimit limit(rank, "waiting 30 s for a completion");
     do {
       n = ibv_poll_cq(cq, 16, wcs);
       need(n >= 0, rank, "ibv_poll_cq");
       for (int k = 0; k < n; ++k) {
         errno = EIO;
         need(wcs[k].status == IBV_WC_SUCCESS, rank, ibv_wc_status_str(wcs[k].status));
+        completed = std::max<uint64_t>(completed, wcs[k].wr_id + 1);
       }
+      if (n == 0) limit.spin();
     } while (until_one && n == 0);
   };
   auto send = [&](long i) {
     char* source = staging + offset(i);
     if (copy) std::memcpy(source, user, s.bytes - 1);
+    source[0] = first_byte(i);
     source[s.bytes - 1] = marker(i);
+    // A full send queue (possible with poll_cq=1, which reads completions only while waiting)
+    // frees up once its signalled request completes: signal_every <= send_depth.
+    while (posted - completed >= static_cast<uint64_t>(send_depth)) drain(true);
     const bool signalled = ++unsignalled >= signal_every;
     if (signalled) unsignalled = 0;
     ibv_sge sge = {reinterpret_cast<uintptr_t>(source), static_cast<uint32_t>(s.bytes), staging_mr->lkey};
     ibv_send_wr wr = {};
+    wr.wr_id = posted;
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_RDMA_WRITE;
@@ -222,19 +262,19 @@ int run_rank(int rank, int socket, const Settings& s) {
     ibv_send_wr* bad = nullptr;
     errno = ibv_post_send(qp, &wr, &bad);
     need(errno == 0, rank, "ibv_post_send");
+    ++posted;
     if (signalled && !poll_cq) drain(true);
   };
   auto wait = [&](long i) {
     const volatile char* last = landing + offset(i) + s.bytes - 1;
     const char expected = marker(i);
-    const auto deadline = Clock::now() + std::chrono::seconds(30);
-    for (uint64_t spins = 1; *last != expected; ++spins) {
+    SpinLimit limit(rank, "waiting 30 s for the peer's write");
+    while (*last != expected) {
       if (poll_cq) drain(false);
-      if ((spins & 0xfffff) == 0 && Clock::now() > deadline) {
-        errno = ETIMEDOUT;
-        die(rank, "waiting 30 s for the peer's write");
-      }
+      limit.spin();
     }
+    errno = EIO;
+    need(s.bytes == 1 || landing[offset(i)] == first_byte(i), rank, "a message landed with the wrong first byte");
     if (copy) std::memcpy(user + s.bytes, landing + offset(i), s.bytes);
   };
 
@@ -261,6 +301,10 @@ int run_rank(int rank, int socket, const Settings& s) {
     std::printf("bytes %zu round_trips %d one-way us: p50 %.2f p10 %.2f\n", s.bytes, s.round_trips,
                 one_way_us(round_trip_ticks.size() / 2), one_way_us(round_trip_ticks.size() / 10));
   }
+  // Rank 1's last write must leave before its queue pair goes: rank 0 says when it has landed.
+  char done = 'd';
+  errno = ECONNRESET;
+  need(rank == 0 ? write(socket, &done, 1) == 1 : read(socket, &done, 1) == 1, rank, "the end handshake");
   ibv_destroy_qp(qp);
   ibv_dereg_mr(notice_mr);
   ibv_dereg_mr(staging_mr);
@@ -276,29 +320,60 @@ int run_rank(int rank, int socket, const Settings& s) {
   return 0;
 }
 
+// A whole decimal number in [low, high], else false.
+bool parse_integer(const char* text, long low, long high, long* out) {
+  if (text == nullptr || *text == '\0') return false;
+  errno = 0;
+  char* end = nullptr;
+  long value = std::strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value < low || value > high) return false;
+  *out = value;
+  return true;
+}
+
 bool parse(int argc, char** argv, Settings* s) {
   if (argc < 5) return false;
   s->device = argv[1];
-  s->gid_index = std::atoi(argv[2]);
-  s->bytes = std::strtoul(argv[3], nullptr, 10);
-  s->round_trips = std::atoi(argv[4]);
-  if (s->bytes == 0 || s->round_trips < 10) {
-    std::fprintf(stderr, "verbs-pingpong: BYTES must be > 0 and ROUND_TRIPS >= 10\n");
+  long gid_index = 0, bytes = 0, round_trips = 0;
+  if (!parse_integer(argv[2], 0, 255, &gid_index) || !parse_integer(argv[3], 1, 1L << 30, &bytes) ||
+      !parse_integer(argv[4], 10, 10000000, &round_trips)) {
+    std::fprintf(stderr, "verbs-pingpong: GID_INDEX must be 0-255, BYTES 1-2^30, ROUND_TRIPS 10-10000000\n");
     return false;
   }
+  s->gid_index = static_cast<int>(gid_index);
+  s->bytes = static_cast<size_t>(bytes);
+  s->round_trips = static_cast<int>(round_trips);
+  const std::map<std::string, long> limits = {{"slots", 4096},  {"stride", 1L << 30}, {"at_end", 1},
+                                              {"send_depth", 32768}, {"signal_every", 32768}, {"receives", 32768},
+                                              {"inline", 4096}, {"channel", 1},     {"copy", 1},
+                                              {"poll_cq", 1}};
   for (int i = 5; i < argc; ++i) {
     std::string arg = argv[i];
     size_t equals = arg.find('=');
-    if (equals == std::string::npos || s->values.count(arg.substr(0, equals)) == 0) {
+    std::string name = equals == std::string::npos ? arg : arg.substr(0, equals);
+    if (equals == std::string::npos || limits.count(name) == 0) {
       std::fprintf(stderr, "verbs-pingpong: unknown setting '%s'\n", argv[i]);
       return false;
     }
-    s->values[arg.substr(0, equals)] = std::strtol(arg.c_str() + equals + 1, nullptr, 10);
+    const long low = (name == "slots" || name == "send_depth" || name == "signal_every") ? 1 : 0;
+    if (!parse_integer(arg.c_str() + equals + 1, low, limits.at(name), &s->values[name])) {
+      std::fprintf(stderr, "verbs-pingpong: %s must be a whole number from %ld to %ld\n", name.c_str(), low,
+                   limits.at(name));
+      return false;
+    }
   }
   const long stride = (*s)["stride"];
-  if ((*s)["slots"] < 1 || (*s)["send_depth"] < 1 || (*s)["receives"] < 0 || (*s)["inline"] < 0 ||
-      (stride != 0 && static_cast<size_t>(stride) < s->bytes)) {
-    std::fprintf(stderr, "verbs-pingpong: slots and send_depth must be >= 1, stride 0 or >= BYTES\n");
+  if (stride != 0 && stride < bytes) {
+    std::fprintf(stderr, "verbs-pingpong: stride=%ld is shorter than BYTES (%ld)\n", stride, bytes);
+    return false;
+  }
+  if ((*s)["signal_every"] > (*s)["send_depth"]) {
+    std::fprintf(stderr, "verbs-pingpong: signal_every must be at most send_depth (a full queue needs a signalled request)\n");
+    return false;
+  }
+  const long slot_bytes = stride != 0 ? stride : (bytes + 63) / 64 * 64;
+  if ((*s)["slots"] * slot_bytes > (1L << 34)) {
+    std::fprintf(stderr, "verbs-pingpong: slots x stride is more than 16 GiB\n");
     return false;
   }
   return true;
