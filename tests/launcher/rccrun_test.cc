@@ -149,7 +149,9 @@ TEST(RccrunTest, FailingRankStopsTheJobAndLeavesNothing) {
 
 TEST(RccrunTest, RankKilledBySignal) {
   std::string mark = marker("signal");
-  Outcome run = rccrun({"-n", "3", "sh", "-c", "if [ \"$RCC_RANK\" = 2 ]; then kill -9 $$; fi; sleep 60", mark});
+  // No failure grace: the default one (10 s) is waited out by FailingRankStopsTheJobAndLeavesNothing.
+  Outcome run = rccrun({"-n", "3", "--failure-grace", "0", "sh", "-c",
+                        "if [ \"$RCC_RANK\" = 2 ]; then kill -9 $$; fi; sleep 60", mark});
   EXPECT_EQ(run.status, 128 + 9) << run.err;
   EXPECT_NE(run.err.find("rank 2 (host localhost, pid "), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("was killed by signal 9 (SIGKILL)"), std::string::npos) << run.err;
@@ -158,7 +160,8 @@ TEST(RccrunTest, RankKilledBySignal) {
 
 TEST(RccrunTest, RanksIgnoringSigtermAreKilled) {
   std::string mark = marker("stubborn");
-  Outcome run = rccrun({"-n", "2", "sh", "-c", "trap '' TERM; if [ \"$RCC_RANK\" = 0 ]; then sleep 0.5; exit 5; fi; sleep 60", mark});
+  Outcome run = rccrun({"-n", "2", "--failure-grace", "0", "sh", "-c",
+                        "trap '' TERM; if [ \"$RCC_RANK\" = 0 ]; then sleep 0.5; exit 5; fi; sleep 60", mark});
   EXPECT_EQ(run.status, 5) << run.err;
   EXPECT_NE(run.err.find("sending SIGKILL"), std::string::npos) << run.err;
   EXPECT_LT(run.seconds, 15);
