@@ -57,14 +57,26 @@ struct Endpoint {
   uint8_t gid[16];
 };
 
+// Every setting: its default (the plain loop) and the values it accepts.
+struct SettingSpec {
+  const char* name;
+  long initial, low, high;
+};
+constexpr SettingSpec kSettingSpecs[] = {
+    {"slots", 1, 1, 4096},          {"stride", 0, 0, 1L << 30},    {"at_end", 0, 0, 1},
+    {"send_depth", 16, 1, 32768},   {"signal_every", 8, 1, 32768}, {"receives", 0, 0, 32768},
+    {"inline", 0, 0, 4096},         {"channel", 0, 0, 1},          {"copy", 0, 0, 1},
+    {"poll_cq", 0, 0, 1}};
+
 struct Settings {
+  Settings() {
+    for (const SettingSpec& spec : kSettingSpecs) values[spec.name] = spec.initial;
+  }
   std::string device;
   int gid_index = 0;
   size_t bytes = 0;
   int round_trips = 0;
-  std::map<std::string, long> values = {{"slots", 1},      {"stride", 0},       {"at_end", 0},  {"send_depth", 16},
-                                        {"signal_every", 8}, {"receives", 0},   {"inline", 0},  {"channel", 0},
-                                        {"copy", 0},       {"poll_cq", 0}};
+  std::map<std::string, long> values;
   long operator[](const char* name) const { return values.at(name); }
 };
 
@@ -343,22 +355,20 @@ bool parse(int argc, char** argv, Settings* s) {
   s->gid_index = static_cast<int>(gid_index);
   s->bytes = static_cast<size_t>(bytes);
   s->round_trips = static_cast<int>(round_trips);
-  const std::map<std::string, long> limits = {{"slots", 4096},  {"stride", 1L << 30}, {"at_end", 1},
-                                              {"send_depth", 32768}, {"signal_every", 32768}, {"receives", 32768},
-                                              {"inline", 4096}, {"channel", 1},     {"copy", 1},
-                                              {"poll_cq", 1}};
   for (int i = 5; i < argc; ++i) {
-    std::string arg = argv[i];
-    size_t equals = arg.find('=');
-    std::string name = equals == std::string::npos ? arg : arg.substr(0, equals);
-    if (equals == std::string::npos || limits.count(name) == 0) {
+    const std::string arg = argv[i];
+    const size_t equals = arg.find('=');
+    const SettingSpec* spec = nullptr;
+    for (const SettingSpec& candidate : kSettingSpecs) {
+      if (equals != std::string::npos && arg.compare(0, equals, candidate.name) == 0) spec = &candidate;
+    }
+    if (spec == nullptr) {
       std::fprintf(stderr, "verbs-pingpong: unknown setting '%s'\n", argv[i]);
       return false;
     }
-    const long low = (name == "slots" || name == "send_depth" || name == "signal_every") ? 1 : 0;
-    if (!parse_integer(arg.c_str() + equals + 1, low, limits.at(name), &s->values[name])) {
-      std::fprintf(stderr, "verbs-pingpong: %s must be a whole number from %ld to %ld\n", name.c_str(), low,
-                   limits.at(name));
+    if (!parse_integer(arg.c_str() + equals + 1, spec->low, spec->high, &s->values[spec->name])) {
+      std::fprintf(stderr, "verbs-pingpong: %s must be a whole number from %ld to %ld\n", spec->name, spec->low,
+                   spec->high);
       return false;
     }
   }
