@@ -1,0 +1,185 @@
+// doorbell-timer: an LD_PRELOAD module that times a process's verbs doorbells, to split where a
+// sender's time per message goes on Soft-RoCE (docs/PERFORMANCE.md, "Where a sender's time goes").
+//
+//   LD_PRELOAD=build/bench/librcc-doorbell-timer.so ib_write_bw ...
+//   LD_PRELOAD=build/bench/librcc-doorbell-timer.so build/launcher/rccrun -n 2 build/bench/rcc-bench -c bw ...
+//
+// rxe's provider rings the doorbell with a write(2) to the /dev/infiniband/uverbs device, and the
+// kernel runs the whole transfer inside that call (requester, loopback, the peer's responder, the
+// acknowledgement). So per doorbell the time inside the call is the device's work and the time
+// between one call's return and the next call is the process's own work per message (plus its
+// waits). At exit each process that rang at least one doorbell prints one line on stderr:
+//   doorbell-timer: PROGRAM[PID]: N doorbells; inside us: p50 mean; between us: p50 p90 mean;
+//   gaps over 20 us: count, total ms; context switches of the main thread: voluntary, not
+// Timed with the cycle counter (the VM's clock_gettime is a system call), calibrated at load.
+#include <dlfcn.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+namespace {
+
+constexpr size_t kMaxRecorded = 1 << 20;  // doorbells kept for the percentiles (16 MiB)
+constexpr int kMaxFd = 4096;
+constexpr double kBigGapUs = 20;
+
+using WriteFn = ssize_t (*)(int, const void*, size_t);
+using CloseFn = int (*)(int);
+
+struct Doorbell {
+  uint64_t inside;   // cycles in write(2)
+  uint64_t between;  // cycles since the previous doorbell returned (0 for the first)
+};
+
+double cycles_per_us = 0;
+std::atomic<size_t> count{0};
+uint64_t last_return = 0;  // rcc and perftest ring from one thread at a time
+// Per fd: 0 unknown, 1 a verbs device, 2 anything else.
+std::atomic<uint8_t> fd_kind[kMaxFd];
+
+// Allocated at the first doorbell (left untouched until written), never freed: read at exit.
+Doorbell* recorded_doorbells() {
+  static Doorbell* storage = new Doorbell[kMaxRecorded];
+  return storage;
+}
+
+WriteFn real_write() {
+  static WriteFn fn = reinterpret_cast<WriteFn>(dlsym(RTLD_NEXT, "write"));
+  return fn;
+}
+
+CloseFn real_close() {
+  static CloseFn fn = reinterpret_cast<CloseFn>(dlsym(RTLD_NEXT, "close"));
+  return fn;
+}
+
+bool is_verbs_device(int fd) {
+  if (fd < 0 || fd >= kMaxFd) return false;
+  uint8_t kind = fd_kind[fd].load(std::memory_order_relaxed);
+  if (kind == 0) {
+    char link[64], target[PATH_MAX];
+    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    const int saved_errno = errno;
+    ssize_t length = readlink(link, target, sizeof target - 1);
+    errno = saved_errno;
+    if (length < 0) return false;
+    target[length] = '\0';
+    kind = std::strncmp(target, "/dev/infiniband/", 16) == 0 ? 1 : 2;
+    fd_kind[fd].store(kind, std::memory_order_relaxed);
+  }
+  return kind == 1;
+}
+
+double monotonic_us() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) * 1e6 + static_cast<double>(now.tv_nsec) / 1e3;
+}
+
+__attribute__((constructor)) void calibrate() {
+  const double start_us = monotonic_us();
+  const uint64_t start = __rdtsc();
+  const timespec pause{0, 20 * 1000 * 1000};
+  nanosleep(&pause, nullptr);
+  cycles_per_us = static_cast<double>(__rdtsc() - start) / (monotonic_us() - start_us);
+}
+
+// "voluntary/involuntary" context switches of this process's threads so far (from /proc).
+void context_switches(long* voluntary, long* involuntary) {
+  *voluntary = *involuntary = -1;
+  FILE* status = std::fopen("/proc/self/status", "r");
+  if (status == nullptr) return;
+  char line[256];
+  while (std::fgets(line, sizeof line, status) != nullptr) {
+    std::sscanf(line, "voluntary_ctxt_switches: %ld", voluntary);
+    std::sscanf(line, "nonvoluntary_ctxt_switches: %ld", involuntary);
+  }
+  std::fclose(status);
+}
+
+double percentile(std::vector<uint64_t>& values, double fraction) {
+  const size_t index = std::min(values.size() - 1, static_cast<size_t>(fraction * static_cast<double>(values.size())));
+  std::nth_element(values.begin(), values.begin() + static_cast<ptrdiff_t>(index), values.end());
+  return static_cast<double>(values[index]) / cycles_per_us;
+}
+
+__attribute__((destructor)) void report() {
+  const size_t total = count.load();
+  const size_t recorded = std::min(total, kMaxRecorded);
+  if (recorded == 0 || cycles_per_us <= 0) return;
+  std::vector<uint64_t> inside(recorded), between;
+  double inside_sum = 0, between_sum = 0, big_sum = 0;
+  size_t big = 0;
+  for (size_t i = 0; i < recorded; ++i) {
+    const Doorbell& d = recorded_doorbells()[i];
+    inside[i] = d.inside;
+    inside_sum += static_cast<double>(d.inside);
+    if (i == 0) continue;  // no previous doorbell
+    between.push_back(d.between);
+    between_sum += static_cast<double>(d.between);
+    if (static_cast<double>(d.between) / cycles_per_us > kBigGapUs) ++big, big_sum += static_cast<double>(d.between);
+  }
+  char name[256] = "?";
+  ssize_t length = readlink("/proc/self/exe", name, sizeof name - 1);
+  if (length > 0) name[length] = '\0';
+  const char* base = std::strrchr(name, '/');
+  char line[512];
+  int n = std::snprintf(line, sizeof line, "doorbell-timer: %s[%d]: %zu doorbells%s; inside us: p50 %.2f mean %.2f",
+                        base != nullptr ? base + 1 : name, static_cast<int>(getpid()), total,
+                        total > recorded ? " (percentiles over the first 2^20)" : "", percentile(inside, 0.5),
+                        inside_sum / static_cast<double>(recorded) / cycles_per_us);
+  if (!between.empty() && n > 0 && static_cast<size_t>(n) < sizeof line) {
+    const double between_mean = between_sum / static_cast<double>(between.size()) / cycles_per_us;
+    const double p50 = percentile(between, 0.5), p90 = percentile(between, 0.9);
+    n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n),
+                       "; between us: p50 %.2f p90 %.2f mean %.2f; gaps over %.0f us: %zu, %.1f ms total", p50, p90,
+                       between_mean, kBigGapUs, big, big_sum / cycles_per_us / 1e3);
+  }
+  long voluntary = 0, involuntary = 0;
+  context_switches(&voluntary, &involuntary);
+  if (n > 0 && static_cast<size_t>(n) < sizeof line) {
+    n += std::snprintf(line + n, sizeof line - static_cast<size_t>(n), "; context switches: %ld voluntary, %ld not",
+                       voluntary, involuntary);
+  }
+  if (n > 0) std::fprintf(stderr, "%s\n", line);
+}
+
+}  // namespace
+
+extern "C" ssize_t write(int fd, const void* buffer, size_t bytes) {
+  if (real_write() == nullptr) {  // no libc write to forward to (cannot happen with glibc)
+    errno = ENOSYS;
+    return -1;
+  }
+  if (!is_verbs_device(fd)) return real_write()(fd, buffer, bytes);
+  const uint64_t entered = __rdtsc();
+  const ssize_t result = real_write()(fd, buffer, bytes);
+  const uint64_t returned = __rdtsc();
+  const size_t index = count.fetch_add(1, std::memory_order_relaxed);
+  if (index < kMaxRecorded) {
+    recorded_doorbells()[index] = Doorbell{returned - entered, last_return != 0 ? entered - last_return : 0};
+  }
+  last_return = returned;
+  return result;
+}
+
+// A closed fd number may be reused for another file.
+extern "C" int close(int fd) {
+  if (fd >= 0 && fd < kMaxFd) fd_kind[fd].store(0, std::memory_order_relaxed);
+  if (real_close() == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return real_close()(fd);
+}
