@@ -4,15 +4,21 @@
 //   LD_PRELOAD=build/bench/librcc-doorbell-timer.so ib_write_bw ...
 //   LD_PRELOAD=build/bench/librcc-doorbell-timer.so build/launcher/rccrun -n 2 build/bench/rcc-bench -c bw ...
 //
-// rxe's provider rings the doorbell with a write(2) to the /dev/infiniband/uverbs device, and the
-// kernel runs the whole transfer inside that call (requester, loopback, the peer's responder, the
-// acknowledgement). So per doorbell the time inside the call is the device's work and the time
-// between one call's return and the next call is the process's own work per message (plus its
-// waits). At exit each process that rang at least one doorbell prints one line on stderr:
-//   doorbell-timer: PROGRAM[PID]: N doorbells; inside us: p50 mean; between us: p50 p90 mean;
-//   gaps over 20 us: count, total ms; context switches of the main thread: voluntary, not
-// Timed with the cycle counter (the VM's clock_gettime is a system call), calibrated at load.
+// rxe's provider rings the doorbell with a POST_SEND command written (write(2)) to the uverbs
+// device, and the kernel runs the whole transfer inside that call (requester, loopback, the
+// peer's responder, the acknowledgement). So per doorbell the time inside the call is the
+// device's work, and the time between one doorbell's return and the next is the process's own
+// work per message (plus its waits). Other verbs commands written to the device (such as arming a
+// completion queue) are counted apart and do not split the gaps. At exit each process that rang a
+// doorbell prints one line on stderr:
+//   doorbell-timer: PROGRAM[PID] (rank R): N doorbells, M other verbs commands; inside us: p50
+//   mean; between us: p50 p90 mean; gaps over 20 us: count, total ms; context switches of the
+//   main thread: voluntary, not
+// "rank R" is RCC_RANK where set. Timed with the cycle counter (the VM's clock_gettime is a
+// system call), calibrated at load.
 #include <dlfcn.h>
+#include <rdma/ib_user_verbs.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <unistd.h>
 #include <x86intrin.h>
@@ -24,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <vector>
@@ -44,15 +51,12 @@ struct Doorbell {
 
 double cycles_per_us = 0;
 std::atomic<size_t> count{0};
-uint64_t last_return = 0;  // rcc and perftest ring from one thread at a time
-// Per fd: 0 unknown, 1 a verbs device, 2 anything else.
+std::atomic<size_t> other_commands{0};
+std::atomic<uint64_t> last_return{0};
+std::atomic<Doorbell*> recorded{nullptr};
+// Per fd: 0 unknown, 1 a verbs device, 2 anything else. Closes that bypass close() (fclose, dup2,
+// close_range) leave a stale entry; verbs libraries keep their device fds open anyway.
 std::atomic<uint8_t> fd_kind[kMaxFd];
-
-// Allocated at the first doorbell (left untouched until written), never freed: read at exit.
-Doorbell* recorded_doorbells() {
-  static Doorbell* storage = new Doorbell[kMaxRecorded];
-  return storage;
-}
 
 WriteFn real_write() {
   static WriteFn fn = reinterpret_cast<WriteFn>(dlsym(RTLD_NEXT, "write"));
@@ -70,15 +74,37 @@ bool is_verbs_device(int fd) {
   if (kind == 0) {
     char link[64], target[PATH_MAX];
     std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    const int saved_errno = errno;
     ssize_t length = readlink(link, target, sizeof target - 1);
-    errno = saved_errno;
     if (length < 0) return false;
     target[length] = '\0';
-    kind = std::strncmp(target, "/dev/infiniband/", 16) == 0 ? 1 : 2;
+    kind = std::strncmp(target, "/dev/infiniband/uverbs", 22) == 0 ? 1 : 2;
     fd_kind[fd].store(kind, std::memory_order_relaxed);
   }
   return kind == 1;
+}
+
+bool is_post_send(const void* buffer, size_t bytes) {
+  if (bytes < sizeof(ib_uverbs_cmd_hdr)) return false;
+  ib_uverbs_cmd_hdr header;
+  std::memcpy(&header, buffer, sizeof header);
+  return (header.command & IB_USER_VERBS_CMD_COMMAND_MASK) == IB_USER_VERBS_CMD_POST_SEND &&
+         (header.command & IB_USER_VERBS_CMD_FLAG_EXTENDED) == 0;
+}
+
+// Mapped and populated at the first doorbell, before its timing starts, so that no page fault
+// lands in a measured gap; never unmapped (read at exit).
+Doorbell* doorbell_storage() {
+  Doorbell* storage = recorded.load(std::memory_order_acquire);
+  if (storage != nullptr) return storage;
+  void* mapped = mmap(nullptr, kMaxRecorded * sizeof(Doorbell), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (mapped == MAP_FAILED) return nullptr;
+  Doorbell* expected = nullptr;
+  if (!recorded.compare_exchange_strong(expected, static_cast<Doorbell*>(mapped))) {
+    munmap(mapped, kMaxRecorded * sizeof(Doorbell));  // another thread was first
+    return expected;
+  }
+  return static_cast<Doorbell*>(mapped);
 }
 
 double monotonic_us() {
@@ -95,7 +121,7 @@ __attribute__((constructor)) void calibrate() {
   cycles_per_us = static_cast<double>(__rdtsc() - start) / (monotonic_us() - start_us);
 }
 
-// "voluntary/involuntary" context switches of this process's threads so far (from /proc).
+// Voluntary and involuntary context switches of the main thread so far (from /proc).
 void context_switches(long* voluntary, long* involuntary) {
   *voluntary = *involuntary = -1;
   FILE* status = std::fopen("/proc/self/status", "r");
@@ -116,13 +142,14 @@ double percentile(std::vector<uint64_t>& values, double fraction) {
 
 __attribute__((destructor)) void report() {
   const size_t total = count.load();
-  const size_t recorded = std::min(total, kMaxRecorded);
-  if (recorded == 0 || cycles_per_us <= 0) return;
-  std::vector<uint64_t> inside(recorded), between;
+  const size_t kept = std::min(total, kMaxRecorded);
+  const Doorbell* doorbells = recorded.load(std::memory_order_acquire);
+  if (kept == 0 || doorbells == nullptr || cycles_per_us <= 0) return;
+  std::vector<uint64_t> inside(kept), between;
   double inside_sum = 0, between_sum = 0, big_sum = 0;
   size_t big = 0;
-  for (size_t i = 0; i < recorded; ++i) {
-    const Doorbell& d = recorded_doorbells()[i];
+  for (size_t i = 0; i < kept; ++i) {
+    const Doorbell& d = doorbells[i];
     inside[i] = d.inside;
     inside_sum += static_cast<double>(d.inside);
     if (i == 0) continue;  // no previous doorbell
@@ -134,11 +161,14 @@ __attribute__((destructor)) void report() {
   ssize_t length = readlink("/proc/self/exe", name, sizeof name - 1);
   if (length > 0) name[length] = '\0';
   const char* base = std::strrchr(name, '/');
-  char line[512];
-  int n = std::snprintf(line, sizeof line, "doorbell-timer: %s[%d]: %zu doorbells%s; inside us: p50 %.2f mean %.2f",
-                        base != nullptr ? base + 1 : name, static_cast<int>(getpid()), total,
-                        total > recorded ? " (percentiles over the first 2^20)" : "", percentile(inside, 0.5),
-                        inside_sum / static_cast<double>(recorded) / cycles_per_us);
+  const char* rank = std::getenv("RCC_RANK");
+  char line[640];
+  int n = std::snprintf(line, sizeof line, "doorbell-timer: %s[%d]%s%s%s: %zu doorbells%s, %zu other verbs commands; "
+                        "inside us: p50 %.2f mean %.2f",
+                        base != nullptr ? base + 1 : name, static_cast<int>(getpid()), rank != nullptr ? " (rank " : "",
+                        rank != nullptr ? rank : "", rank != nullptr ? ")" : "", total,
+                        total > kept ? " (percentiles over the first 2^20)" : "", other_commands.load(),
+                        percentile(inside, 0.5), inside_sum / static_cast<double>(kept) / cycles_per_us);
   if (!between.empty() && n > 0 && static_cast<size_t>(n) < sizeof line) {
     const double between_mean = between_sum / static_cast<double>(between.size()) / cycles_per_us;
     const double p50 = percentile(between, 0.5), p90 = percentile(between, 0.9);
@@ -162,24 +192,41 @@ extern "C" ssize_t write(int fd, const void* buffer, size_t bytes) {
     errno = ENOSYS;
     return -1;
   }
-  if (!is_verbs_device(fd)) return real_write()(fd, buffer, bytes);
+  const int saved_errno = errno;
+  if (!is_verbs_device(fd)) {
+    errno = saved_errno;
+    return real_write()(fd, buffer, bytes);
+  }
+  if (!is_post_send(buffer, bytes)) {
+    other_commands.fetch_add(1, std::memory_order_relaxed);
+    errno = saved_errno;
+    return real_write()(fd, buffer, bytes);
+  }
+  Doorbell* doorbells = doorbell_storage();
+  errno = saved_errno;
   const uint64_t entered = __rdtsc();
   const ssize_t result = real_write()(fd, buffer, bytes);
   const uint64_t returned = __rdtsc();
+  const int write_errno = errno;
   const size_t index = count.fetch_add(1, std::memory_order_relaxed);
-  if (index < kMaxRecorded) {
-    recorded_doorbells()[index] = Doorbell{returned - entered, last_return != 0 ? entered - last_return : 0};
+  // With several ringing threads the previous return may be another thread's, even a later one.
+  const uint64_t previous = last_return.exchange(returned, std::memory_order_relaxed);
+  if (doorbells != nullptr && index < kMaxRecorded) {
+    doorbells[index] = Doorbell{returned - entered, previous != 0 && entered > previous ? entered - previous : 0};
   }
-  last_return = returned;
+  errno = write_errno;
   return result;
 }
 
 // A closed fd number may be reused for another file.
 extern "C" int close(int fd) {
-  if (fd >= 0 && fd < kMaxFd) fd_kind[fd].store(0, std::memory_order_relaxed);
   if (real_close() == nullptr) {
     errno = ENOSYS;
     return -1;
   }
-  return real_close()(fd);
+  const int result = real_close()(fd);
+  const int close_errno = errno;
+  if (fd >= 0 && fd < kMaxFd) fd_kind[fd].store(0, std::memory_order_relaxed);
+  errno = close_errno;
+  return result;
 }
