@@ -16,6 +16,11 @@
 //   copy=0 [1]          copy each payload into the registered buffer and out again
 //   poll_cq=0 [1]       poll the completion queue while waiting (else only for signalled writes)
 // Prints the one-way latency (half the round trip), median and 10th percentile, in microseconds.
+//
+// window=W (default 0: the ping-pong) streams instead, as ib_write_bw -t W: rank 0 writes
+// ROUND_TRIPS messages with at most W in flight (signal_every <= W), and prints MB/s and
+// messages/s. Rank 1 is idle as perftest's receiver, or with recv_polls=1 [rcc: 1] spins on the
+// last bytes of its slots as rcc's receiver does (what a receiver that must find messages costs).
 #include <infiniband/verbs.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -66,7 +71,7 @@ constexpr SettingSpec kSettingSpecs[] = {
     {"slots", 1, 1, 4096},          {"stride", 0, 0, 1L << 30},    {"at_end", 0, 0, 1},
     {"send_depth", 16, 1, 32768},   {"signal_every", 8, 1, 32768}, {"receives", 0, 0, 32768},
     {"inline", 0, 0, 4096},         {"channel", 0, 0, 1},          {"copy", 0, 0, 1},
-    {"poll_cq", 0, 0, 1}};
+    {"poll_cq", 0, 0, 1},           {"window", 0, 0, 32768},       {"recv_polls", 0, 0, 1}};
 
 struct Settings {
   Settings() {
@@ -118,6 +123,71 @@ char* page_aligned(size_t bytes, char fill) {
   auto* memory = static_cast<char*>(std::aligned_alloc(4096, rounded));
   if (memory != nullptr) std::memset(memory, fill, rounded);
   return memory;
+}
+
+// Rank 0 writes and waits for the answer, rank 1 answers: the median and 10th percentile of half
+// the round trip.
+template <typename Send, typename Wait>
+void ping_pong(int rank, const Settings& s, Send& send, Wait& wait) {
+  const int warmup = 100;
+  std::vector<uint64_t> round_trip_ticks(static_cast<size_t>(s.round_trips));
+  const auto clock_start = Clock::now();
+  const uint64_t ticks_start = ticks();
+  for (long i = 0; i < warmup + s.round_trips; ++i) {
+    const uint64_t start = ticks();
+    if (rank == 0) {
+      send(i, false);
+      wait(i);
+    } else {
+      wait(i);
+      send(i, false);
+    }
+    if (i >= warmup) round_trip_ticks[static_cast<size_t>(i - warmup)] = ticks() - start;
+  }
+  const double us_per_tick =
+      std::chrono::duration<double, std::micro>(Clock::now() - clock_start).count() / static_cast<double>(ticks() - ticks_start);
+  if (rank == 0) {
+    std::sort(round_trip_ticks.begin(), round_trip_ticks.end());
+    auto one_way_us = [&](size_t k) { return static_cast<double>(round_trip_ticks[k]) * us_per_tick / 2; };
+    std::printf("bytes %zu round_trips %d one-way us: p50 %.2f p10 %.2f\n", s.bytes, s.round_trips,
+                one_way_us(round_trip_ticks.size() / 2), one_way_us(round_trip_ticks.size() / 10));
+  }
+}
+
+// Rank 0 keeps at most `window` writes in flight (completions retire them, as in ib_write_bw);
+// rank 1 idles on the socket, or polls its slots' last bytes until rank 0 says it is done.
+template <typename Send, typename Drain, typename Offset>
+void stream(int rank, int socket, const Settings& s, Send& send, Drain& drain, const char* landing, Offset offset,
+            const uint64_t& posted, const uint64_t& completed) {
+  const uint64_t window = static_cast<uint64_t>(s["window"]);
+  const long warmup = 100;
+  if (rank == 0) {
+    Clock::time_point start;
+    for (long i = 0; i < warmup + s.round_trips; ++i) {
+      if (i == warmup) {
+        while (completed < posted) drain(true);
+        start = Clock::now();
+      }
+      while (posted - completed >= window) drain(true);
+      send(i, i == warmup - 1 || i == warmup + s.round_trips - 1);  // the drains below need a completion
+    }
+    while (completed < posted) drain(true);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    std::printf("bytes %zu messages %d window %ld: MB/s %.3f messages/s %.0f\n", s.bytes, s.round_trips,
+                s["window"], static_cast<double>(s.bytes) * s.round_trips / seconds / 1e6, s.round_trips / seconds);
+    return;
+  }
+  if (s["recv_polls"] == 0) return;  // idle until the end handshake, as perftest's receiver
+  const size_t slots = static_cast<size_t>(s["slots"]);
+  const volatile char* polled = landing;  // every pass reads memory the sender's writes change
+  volatile uint64_t seen = 0;
+  for (uint64_t pass = 1;; ++pass) {
+    for (size_t k = 0; k < slots; ++k) seen = seen + static_cast<uint8_t>(polled[offset(static_cast<long>(k)) + s.bytes - 1]);
+    if ((pass & 1023) == 0) {
+      char peek;
+      if (recv(socket, &peek, 1, MSG_PEEK | MSG_DONTWAIT) == 1) return;
+    }
+  }
 }
 
 int run_rank(int rank, int socket, const Settings& s) {
@@ -252,7 +322,7 @@ int run_rank(int rank, int socket, const Settings& s) {
       if (n == 0) limit.spin();
     } while (until_one && n == 0);
   };
-  auto send = [&](long i) {
+  auto send = [&](long i, bool force_signal) {
     char* source = staging + offset(i);
     if (copy) std::memcpy(source, user, s.bytes - 1);
     source[0] = first_byte(i);
@@ -260,7 +330,7 @@ int run_rank(int rank, int socket, const Settings& s) {
     // A full send queue (possible with poll_cq=1, which reads completions only while waiting)
     // frees up once its signalled request completes: signal_every <= send_depth.
     while (posted - completed >= static_cast<uint64_t>(send_depth)) drain(true);
-    const bool signalled = ++unsignalled >= signal_every;
+    const bool signalled = ++unsignalled >= signal_every || force_signal;
     if (signalled) unsignalled = 0;
     ibv_sge sge = {reinterpret_cast<uintptr_t>(source), static_cast<uint32_t>(s.bytes), staging_mr->lkey};
     ibv_send_wr wr = {};
@@ -275,7 +345,7 @@ int run_rank(int rank, int socket, const Settings& s) {
     errno = ibv_post_send(qp, &wr, &bad);
     need(errno == 0, rank, "ibv_post_send");
     ++posted;
-    if (signalled && !poll_cq) drain(true);
+    if (signalled && !poll_cq && s["window"] == 0) drain(true);  // streaming drains in its window loop
   };
   auto wait = [&](long i) {
     const volatile char* last = landing + offset(i) + s.bytes - 1;
@@ -290,30 +360,12 @@ int run_rank(int rank, int socket, const Settings& s) {
     if (copy) std::memcpy(user + s.bytes, landing + offset(i), s.bytes);
   };
 
-  const int warmup = 100;
-  std::vector<uint64_t> round_trip_ticks(static_cast<size_t>(s.round_trips));
-  const auto clock_start = Clock::now();
-  const uint64_t ticks_start = ticks();
-  for (long i = 0; i < warmup + s.round_trips; ++i) {
-    const uint64_t start = ticks();
-    if (rank == 0) {
-      send(i);
-      wait(i);
-    } else {
-      wait(i);
-      send(i);
-    }
-    if (i >= warmup) round_trip_ticks[static_cast<size_t>(i - warmup)] = ticks() - start;
+  if (s["window"] > 0) {
+    stream(rank, socket, s, send, drain, landing, [&](long i) { return offset(i); }, posted, completed);
+  } else {
+    ping_pong(rank, s, send, wait);
   }
-  const double us_per_tick =
-      std::chrono::duration<double, std::micro>(Clock::now() - clock_start).count() / static_cast<double>(ticks() - ticks_start);
-  if (rank == 0) {
-    std::sort(round_trip_ticks.begin(), round_trip_ticks.end());
-    auto one_way_us = [&](size_t k) { return static_cast<double>(round_trip_ticks[k]) * us_per_tick / 2; };
-    std::printf("bytes %zu round_trips %d one-way us: p50 %.2f p10 %.2f\n", s.bytes, s.round_trips,
-                one_way_us(round_trip_ticks.size() / 2), one_way_us(round_trip_ticks.size() / 10));
-  }
-  // Rank 1's last write must leave before its queue pair goes: rank 0 says when it has landed.
+  // The sender's last write must leave before its queue pair goes: rank 0 says when it has landed.
   char done = 'd';
   errno = ECONNRESET;
   need(rank == 0 ? write(socket, &done, 1) == 1 : read(socket, &done, 1) == 1, rank, "the end handshake");
@@ -379,6 +431,15 @@ bool parse(int argc, char** argv, Settings* s) {
   }
   if ((*s)["signal_every"] > (*s)["send_depth"]) {
     std::fprintf(stderr, "verbs-pingpong: signal_every must be at most send_depth (a full queue needs a signalled request)\n");
+    return false;
+  }
+  const long window = (*s)["window"];
+  if (window > 0 && (window > (*s)["send_depth"] || (*s)["signal_every"] > window)) {
+    std::fprintf(stderr, "verbs-pingpong: window must be at most send_depth and at least signal_every (a full window needs a signalled request)\n");
+    return false;
+  }
+  if (window == 0 && (*s)["recv_polls"] != 0) {
+    std::fprintf(stderr, "verbs-pingpong: recv_polls needs window (the ping-pong's receiver always polls)\n");
     return false;
   }
   const long slot_bytes = stride != 0 ? stride : (bytes + 63) / 64 * 64;
