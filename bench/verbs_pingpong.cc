@@ -18,9 +18,11 @@
 // Prints the one-way latency (half the round trip), median and 10th percentile, in microseconds.
 //
 // window=W (default 0: the ping-pong) streams instead, as ib_write_bw -t W: rank 0 writes
-// ROUND_TRIPS messages with at most W in flight (signal_every <= W), and prints MB/s and
-// messages/s. Rank 1 is idle as perftest's receiver, or with recv_polls=1 [rcc: 1] spins on the
-// last bytes of its slots as rcc's receiver does (what a receiver that must find messages costs).
+// ROUND_TRIPS messages with at most W in flight and prints MB/s (10^6 bytes) and messages/s.
+// Completions retire the window, so signal_every <= W (rcc's 128 cannot be had with W = 64),
+// poll_cq does not apply, and copy copies into the registered buffer only. Rank 1 is idle, as
+// perftest's receiver, or with recv_polls=1 [1] spins reading its slots' last bytes: a receiver
+// that must find its messages keeps its core busy, as rcc's does (rcc reads only the next slot).
 #include <infiniband/verbs.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -125,15 +127,16 @@ char* page_aligned(size_t bytes, char fill) {
   return memory;
 }
 
+constexpr long kWarmup = 100;  // untimed messages first (the ping-pong's round trips, the stream's writes)
+
 // Rank 0 writes and waits for the answer, rank 1 answers: the median and 10th percentile of half
 // the round trip.
 template <typename Send, typename Wait>
 void ping_pong(int rank, const Settings& s, Send& send, Wait& wait) {
-  const int warmup = 100;
   std::vector<uint64_t> round_trip_ticks(static_cast<size_t>(s.round_trips));
   const auto clock_start = Clock::now();
   const uint64_t ticks_start = ticks();
-  for (long i = 0; i < warmup + s.round_trips; ++i) {
+  for (long i = 0; i < kWarmup + s.round_trips; ++i) {
     const uint64_t start = ticks();
     if (rank == 0) {
       send(i, false);
@@ -142,7 +145,7 @@ void ping_pong(int rank, const Settings& s, Send& send, Wait& wait) {
       wait(i);
       send(i, false);
     }
-    if (i >= warmup) round_trip_ticks[static_cast<size_t>(i - warmup)] = ticks() - start;
+    if (i >= kWarmup) round_trip_ticks[static_cast<size_t>(i - kWarmup)] = ticks() - start;
   }
   const double us_per_tick =
       std::chrono::duration<double, std::micro>(Clock::now() - clock_start).count() / static_cast<double>(ticks() - ticks_start);
@@ -156,22 +159,23 @@ void ping_pong(int rank, const Settings& s, Send& send, Wait& wait) {
 
 // Rank 0 keeps at most `window` writes in flight (completions retire them, as in ib_write_bw);
 // rank 1 idles on the socket, or polls its slots' last bytes until rank 0 says it is done.
-template <typename Send, typename Drain, typename Offset>
-void stream(int rank, int socket, const Settings& s, Send& send, Drain& drain, const char* landing, Offset offset,
-            const uint64_t& posted, const uint64_t& completed) {
+template <typename Send, typename Drain, typename InFlight, typename Offset>
+void stream(int rank, int socket, const Settings& s, Send& send, Drain& drain, InFlight& in_flight,
+            const char* landing, Offset& offset) {
   const uint64_t window = static_cast<uint64_t>(s["window"]);
-  const long warmup = 100;
   if (rank == 0) {
     Clock::time_point start;
-    for (long i = 0; i < warmup + s.round_trips; ++i) {
-      if (i == warmup) {
-        while (completed < posted) drain(true);
+    for (long i = 0; i < kWarmup + s.round_trips; ++i) {
+      if (i == kWarmup) {
+        while (in_flight() > 0) drain(true);
         start = Clock::now();
       }
-      while (posted - completed >= window) drain(true);
-      send(i, i == warmup - 1 || i == warmup + s.round_trips - 1);  // the drains below need a completion
+      while (in_flight() >= window) drain(true);
+      // The last write before the timed part and the very last are signalled: the full drains
+      // before the clock starts and stops wait for their completions.
+      send(i, i == kWarmup - 1 || i == kWarmup + s.round_trips - 1);
     }
-    while (completed < posted) drain(true);
+    while (in_flight() > 0) drain(true);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     std::printf("bytes %zu messages %d window %ld: MB/s %.3f messages/s %.0f\n", s.bytes, s.round_trips,
                 s["window"], static_cast<double>(s.bytes) * s.round_trips / seconds / 1e6, s.round_trips / seconds);
@@ -180,12 +184,13 @@ void stream(int rank, int socket, const Settings& s, Send& send, Drain& drain, c
   if (s["recv_polls"] == 0) return;  // idle until the end handshake, as perftest's receiver
   const size_t slots = static_cast<size_t>(s["slots"]);
   const volatile char* polled = landing;  // every pass reads memory the sender's writes change
-  volatile uint64_t seen = 0;
   for (uint64_t pass = 1;; ++pass) {
-    for (size_t k = 0; k < slots; ++k) seen = seen + static_cast<uint8_t>(polled[offset(static_cast<long>(k)) + s.bytes - 1]);
+    for (size_t k = 0; k < slots; ++k) (void)polled[offset(static_cast<long>(k)) + s.bytes - 1];
     if ((pass & 1023) == 0) {
+      // Rank 0's end byte, or its exit (end of file, an error): the end handshake reports which.
       char peek;
-      if (recv(socket, &peek, 1, MSG_PEEK | MSG_DONTWAIT) == 1) return;
+      const ssize_t got = recv(socket, &peek, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return;
     }
   }
 }
@@ -300,6 +305,7 @@ int run_rank(int rank, int socket, const Settings& s) {
   const bool copy = s["copy"] != 0, poll_cq = s["poll_cq"] != 0, at_end = s["at_end"] != 0;
   const long signal_every = s["signal_every"];
   const bool inline_sends = s.bytes <= static_cast<size_t>(s["inline"]);
+  const bool streaming = s["window"] > 0;
   long unsignalled = 0;
   uint64_t posted = 0, completed = 0;  // work requests; a completion retires all posted before it
   auto offset = [&](long i) { return static_cast<size_t>(i) % slots * stride + (at_end ? stride - s.bytes : 0); };
@@ -345,7 +351,7 @@ int run_rank(int rank, int socket, const Settings& s) {
     errno = ibv_post_send(qp, &wr, &bad);
     need(errno == 0, rank, "ibv_post_send");
     ++posted;
-    if (signalled && !poll_cq && s["window"] == 0) drain(true);  // streaming drains in its window loop
+    if (signalled && !poll_cq && !streaming) drain(true);  // streaming drains in its window loop
   };
   auto wait = [&](long i) {
     const volatile char* last = landing + offset(i) + s.bytes - 1;
@@ -360,8 +366,9 @@ int run_rank(int rank, int socket, const Settings& s) {
     if (copy) std::memcpy(user + s.bytes, landing + offset(i), s.bytes);
   };
 
-  if (s["window"] > 0) {
-    stream(rank, socket, s, send, drain, landing, [&](long i) { return offset(i); }, posted, completed);
+  if (streaming) {
+    auto in_flight = [&] { return posted - completed; };
+    stream(rank, socket, s, send, drain, in_flight, landing, offset);
   } else {
     ping_pong(rank, s, send, wait);
   }
@@ -440,6 +447,10 @@ bool parse(int argc, char** argv, Settings* s) {
   }
   if (window == 0 && (*s)["recv_polls"] != 0) {
     std::fprintf(stderr, "verbs-pingpong: recv_polls needs window (the ping-pong's receiver always polls)\n");
+    return false;
+  }
+  if (window > 0 && (*s)["poll_cq"] != 0) {
+    std::fprintf(stderr, "verbs-pingpong: poll_cq does not apply to window (the stream's sender always polls)\n");
     return false;
   }
   const long slot_bytes = stride != 0 ? stride : (bytes + 63) / 64 * 64;

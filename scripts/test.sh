@@ -65,8 +65,10 @@ if want asan; then
   if build "$root/build-asan" -DRCC_SANITIZE=address,undefined -DRCC_BUILD_BENCH=ON; then
     record build-asan 0
     log "tests under ASan + UBSan"
+    # Every host test but the 7-rank collectives runs (8 ranks cover the largest sweep, 3 and 5 the
+    # other non-powers of two; the Release stage runs all): keeps CI under its 45 minutes.
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      run_ctest asan build-asan -LE '^vm$|verbs|soak' -j 1
+      run_ctest asan build-asan -LE '^vm$|verbs|soak' -E '^collectives_test\.(transport\.)?n7$' -j 1
     if want vm; then
       log "verbs tests under ASan + UBSan in the soft-RDMA VM (rxe and siw)"
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -79,7 +81,7 @@ if want asan; then
 fi
 if want fuzz && [ -x scripts/fuzz.sh ]; then
   log "fuzzing"
-  scripts/fuzz.sh
+  RCC_FUZZ_SECONDS=${RCC_FUZZ_SECONDS:-20} scripts/fuzz.sh
   record fuzz $?
 fi
 
