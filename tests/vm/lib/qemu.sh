@@ -35,7 +35,8 @@ vm_run_qemu() {
 	local job=$1 image=$2 initrd=$3 fd_out fd_err fd_con
 	local -a qemu virtfs
 	mapfile -t virtfs < <(vm_job_virtfs "$job")
-	qemu=(qemu-system-x86_64 -nodefaults -no-user-config -no-reboot -display none -monitor none
+	# debug-threads names the vCPU threads "CPU n/TCG" on the host (bench/vm-host-sampler).
+	qemu=(qemu-system-x86_64 -name rcc-vm,debug-threads=on -nodefaults -no-user-config -no-reboot -display none -monitor none
 		-machine pc -accel tcg,thread=multi -cpu "$VM_CPU_MODEL" -smp "$opt_smp" -m "$opt_mem"
 		-kernel "$image" -initrd "$initrd"
 		-append "console=ttyS0 loglevel=4 panic=-1"
