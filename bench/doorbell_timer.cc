@@ -12,7 +12,8 @@
 // completion queue) are counted apart and do not split the gaps. At exit each process that rang a
 // doorbell prints one line on stderr:
 //   doorbell-timer: PROGRAM[PID] (rank R): N doorbells, M other verbs commands; inside us: p50
-//   p99 mean; long doorbells (over p50 + 150 us): count, their time beyond p50 in % of the run;
+//   p99 mean; long doorbells (over p50 + 150 us): count, per second, their time beyond p50 in % of
+//   the run (first doorbell to last);
 //   between us: p50 p90 mean; gaps over 20 us: count, total ms; context switches of the main
 //   thread: voluntary, not
 // "rank R" is RCC_RANK where set. Timed with the cycle counter (the VM's clock_gettime is a
@@ -173,15 +174,17 @@ __attribute__((destructor)) void report() {
     const double us = static_cast<double>(cycles) / cycles_per_us;
     if (us > inside_p50 + kLongDoorbellUs) ++long_doorbells, beyond_p50 += (us - inside_p50) * cycles_per_us;
   }
+  const double run_cycles = std::max(inside_sum + between_sum, 1.0);  // the first doorbell to the last
   char line[768];
   int n = std::snprintf(line, sizeof line, "doorbell-timer: %s[%d]%s%s%s: %zu doorbells%s, %zu other verbs commands; "
-                        "inside us: p50 %.2f p99 %.2f mean %.2f; long doorbells (over p50 + %.0f us): %zu, %.1f %% of "
-                        "the run",
+                        "inside us: p50 %.2f p99 %.2f mean %.2f; long doorbells (over p50 + %.0f us): %zu, %.0f a "
+                        "second, %.1f %% of the run beyond p50",
                         base != nullptr ? base + 1 : name, static_cast<int>(getpid()), rank != nullptr ? " (rank " : "",
                         rank != nullptr ? rank : "", rank != nullptr ? ")" : "", total,
                         total > kept ? " (percentiles over the first 2^20)" : "", other_commands.load(), inside_p50,
                         inside_p99, inside_sum / static_cast<double>(kept) / cycles_per_us, kLongDoorbellUs,
-                        long_doorbells, 100 * beyond_p50 / (inside_sum + between_sum));
+                        long_doorbells, static_cast<double>(long_doorbells) / (run_cycles / cycles_per_us / 1e6),
+                        100 * beyond_p50 / run_cycles);
   if (!between.empty() && n > 0 && static_cast<size_t>(n) < sizeof line) {
     const double between_mean = between_sum / static_cast<double>(between.size()) / cycles_per_us;
     const double p50 = percentile(between, 0.5), p90 = percentile(between, 0.9);

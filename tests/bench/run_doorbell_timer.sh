@@ -19,7 +19,7 @@ grep -Eq '^8 +[0-9.]+$' <<<"$output" || { echo "run_doorbell_timer: no bandwidth
 # Rank 0, the sender, rings one doorbell per message at least (the warm-up window included).
 sender=$(grep -E '^doorbell-timer: rcc-bench\[[0-9]+\] \(rank 0\): ' <<<"$output")
 [ -n "$sender" ] || { echo "run_doorbell_timer: no doorbell-timer line from rank 0"; exit 1; }
-pattern='^.*: ([0-9]+) doorbells, [0-9]+ other verbs commands; inside us: p50 ([0-9.]+) p99 [0-9.]+ mean [0-9.]+; long doorbells \(over p50 \+ 150 us\): [0-9]+, [0-9.]+ % of the run; between us: p50 [0-9.]+ .*$'
+pattern='^.*: ([0-9]+) doorbells, [0-9]+ other verbs commands; inside us: p50 ([0-9.]+) p99 [0-9.]+ mean [0-9.]+; long doorbells \(over p50 \+ 150 us\): [0-9]+, [0-9]+ a second, [0-9.]+ % of the run beyond p50; between us: p50 [0-9.]+ .*$'
 doorbells=$(sed -nE "s/$pattern/\1/p" <<<"$sender")
 inside=$(sed -nE "s/$pattern/\2/p" <<<"$sender")
 [ -n "$doorbells" ] && [ -n "$inside" ] || { echo "run_doorbell_timer: rank 0's line does not parse: $sender"; exit 1; }
