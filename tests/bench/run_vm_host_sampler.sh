@@ -3,7 +3,7 @@
 # keeps a vCPU busy in three phases written to a marker on a shared directory, the second one
 # named for --nice-while. Passes when the report has the three phases with the vCPU threads by
 # name, the vCPUs ran, and QEMU's main thread was at nice 19 only in the second (back to 0 in the
-# third) while the vCPUs stayed at nice 0.
+# third) while the vCPUs stayed at nice 0. Needs root (bringing a thread back from nice 19), as CI has.
 # usage: run_vm_host_sampler.sh SAMPLER RUN_IN_VM
 set -u
 sampler=$1 vm=$2
@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 "$sampler" record --marker "$work/marker" --out "$work/log" --nice-while slow --wait-s 120 & recorder=$!
 spin='end=$(($(date +%s) + 2)); while [ "$(date +%s)" -lt $end ]; do :; done'
 "$vm" --no-rdma --rw "$work" --timeout 120 -- \
-  sh -c "echo busy > $work/marker; $spin; echo slow-busy > $work/marker; $spin; echo busy-again > $work/marker; $spin"
+  sh -c "echo busy > $work/marker; $spin; echo slow-busy > $work/marker; $spin; echo busy-again > $work/marker; $spin; echo idle > $work/marker"
 status=$?
 wait $recorder
 recorded=$?
