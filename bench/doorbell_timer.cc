@@ -168,11 +168,12 @@ __attribute__((destructor)) void report() {
   const char* base = std::strrchr(name, '/');
   const char* rank = std::getenv("RCC_RANK");
   const double inside_p50 = percentile(inside, 0.5), inside_p99 = percentile(inside, 0.99);
+  const double p50_cycles = inside_p50 * cycles_per_us, long_cycles = (inside_p50 + kLongDoorbellUs) * cycles_per_us;
   size_t long_doorbells = 0;
   double beyond_p50 = 0;  // cycles the long doorbells took beyond the median
   for (uint64_t cycles : inside) {
-    const double us = static_cast<double>(cycles) / cycles_per_us;
-    if (us > inside_p50 + kLongDoorbellUs) ++long_doorbells, beyond_p50 += (us - inside_p50) * cycles_per_us;
+    const double c = static_cast<double>(cycles);
+    if (c > long_cycles) ++long_doorbells, beyond_p50 += c - p50_cycles;
   }
   const double run_cycles = std::max(inside_sum + between_sum, 1.0);  // the first doorbell to the last
   char line[768];
