@@ -1,55 +1,14 @@
 #include "collectives.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "data.h"
+#include "runner_buffers.h"
+#include "vector_collectives.h"
 
 namespace rccbench {
 namespace {
-
-// Page-aligned buffer, as applications allocate for RDMA.
-class Buffer {
- public:
-  Buffer() = default;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() { std::free(data_); }
-  rcc_status_t reserve(size_t bytes) {
-    if (bytes <= capacity_) return RCC_SUCCESS;
-    std::free(data_);
-    capacity_ = 0;
-    data_ = static_cast<unsigned char*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096));
-    if (data_ == nullptr) return RCC_ERR_NO_MEMORY;
-    capacity_ = bytes;
-    return RCC_SUCCESS;
-  }
-  unsigned char* get() const { return data_; }
-
- private:
-  unsigned char* data_ = nullptr;
-  size_t capacity_ = 0;
-};
-
-// Buffers in bytes for a shape: send and receive sides.
-class TwoBufferRunner : public CollectiveRunner {
- public:
-  using CollectiveRunner::CollectiveRunner;
-  rcc_status_t reserve(const Shape& largest) override {
-    rcc_status_t status = send_.reserve(send_bytes(largest));
-    if (status == RCC_SUCCESS) status = recv_.reserve(recv_bytes(largest));
-    return status;
-  }
-
- protected:
-  virtual size_t send_bytes(const Shape& shape) const = 0;
-  virtual size_t recv_bytes(const Shape& shape) const = 0;
-  unsigned char* block(unsigned char* base, const Shape& shape, int index) const {
-    return base + static_cast<size_t>(index) * shape.block_count * element_bytes();
-  }
-  Buffer send_, recv_;
-};
 
 class AllreduceRunner : public TwoBufferRunner {
  public:
@@ -77,8 +36,10 @@ class BroadcastRunner : public TwoBufferRunner {
  public:
   BroadcastRunner(const World& w, rcc_datatype_t d, rcc_op_t o, int r) : TwoBufferRunner("broadcast", w, d, o, r) {}
   void prepare(const Shape& s, bool) override {
-    if (world_.rank == root_) fill_payload(recv_.get(), s.count, datatype_, root_, 0);
-    else std::memset(recv_.get(), 0, s.bytes);
+    if (world_.rank == root_)
+      fill_payload(recv_.get(), s.count, datatype_, root_, 0);
+    else
+      std::memset(recv_.get(), 0, s.bytes);
   }
   rcc_status_t run(const Shape& s, bool) override {
     return rcc_broadcast(world_.comm, recv_.get(), s.count, datatype_, root_);
@@ -278,8 +239,7 @@ class SendrecvRunner : public TwoBufferRunner {
 
 }  // namespace
 
-CollectiveRunner::CollectiveRunner(std::string name, const World& world, rcc_datatype_t datatype, rcc_op_t op,
-                                   int root)
+CollectiveRunner::CollectiveRunner(std::string name, const World& world, rcc_datatype_t datatype, rcc_op_t op, int root)
     : name_(std::move(name)), world_(world), datatype_(datatype), op_(op), root_(root) {}
 
 Shape CollectiveRunner::shape_for(size_t requested_bytes) const {
@@ -293,7 +253,7 @@ Shape CollectiveRunner::shape_for(size_t requested_bytes) const {
 }
 
 std::unique_ptr<CollectiveRunner> make_runner(const std::string& name, const World& world, rcc_datatype_t datatype,
-                                              rcc_op_t op, int root) {
+                                              rcc_op_t op, int root, double imbalance) {
   if (name == "allreduce") return std::make_unique<AllreduceRunner>(world, datatype, op, root);
   if (name == "broadcast") return std::make_unique<BroadcastRunner>(world, datatype, op, root);
   if (name == "reduce") return std::make_unique<ReduceRunner>(world, datatype, op, root);
@@ -303,7 +263,7 @@ std::unique_ptr<CollectiveRunner> make_runner(const std::string& name, const Wor
   if (name == "gather") return std::make_unique<GatherRunner>(world, datatype, op, root);
   if (name == "scatter") return std::make_unique<ScatterRunner>(world, datatype, op, root);
   if (name == "sendrecv") return std::make_unique<SendrecvRunner>(world, datatype, op, root);
-  return nullptr;
+  return make_vector_runner(name, world, datatype, op, root, imbalance);
 }
 
 }  // namespace rccbench

@@ -1,5 +1,6 @@
 // One runner per collective: the buffers and counts for a size, the call itself (out of place or
-// in place), the inputs, the check of the output, and nccl-tests' bus bandwidth factor.
+// in place), the inputs, the check of the output, and nccl-tests' bus bandwidth factor. The
+// vector collectives and the scans are in vector_collectives.h.
 #pragma once
 
 #include <cstddef>
@@ -49,7 +50,8 @@ class CollectiveRunner {
 };
 
 // Null for a name that is not a sized collective (barrier and the p2p modes are run elsewhere).
+// imbalance: --imbalance of the vector collectives' counts (imbalance.h); the others ignore it.
 std::unique_ptr<CollectiveRunner> make_runner(const std::string& name, const World& world, rcc_datatype_t datatype,
-                                              rcc_op_t op, int root);
+                                              rcc_op_t op, int root, double imbalance = 0);
 
 }  // namespace rccbench

@@ -13,11 +13,14 @@ struct Named {
   int value;
 };
 constexpr Named kDatatypes[] = {
-    {"int8", RCC_INT8},     {"uint8", RCC_UINT8},       {"int32", RCC_INT32}, {"uint32", RCC_UINT32},
-    {"int64", RCC_INT64},   {"uint64", RCC_UINT64},     {"half", RCC_FLOAT16}, {"bfloat16", RCC_BFLOAT16},
-    {"float", RCC_FLOAT32}, {"double", RCC_FLOAT64},
+    {"int8", RCC_INT8},     {"uint8", RCC_UINT8},    {"int32", RCC_INT32},  {"uint32", RCC_UINT32},
+    {"int64", RCC_INT64},   {"uint64", RCC_UINT64},  {"half", RCC_FLOAT16}, {"bfloat16", RCC_BFLOAT16},
+    {"float", RCC_FLOAT32}, {"double", RCC_FLOAT64}, {"int16", RCC_INT16},  {"uint16", RCC_UINT16},
 };
-constexpr Named kOps[] = {{"sum", RCC_SUM}, {"prod", RCC_PROD}, {"min", RCC_MIN}, {"max", RCC_MAX}, {"avg", RCC_AVG}};
+constexpr Named kOps[] = {{"sum", RCC_SUM}, {"prod", RCC_PROD}, {"min", RCC_MIN}, {"max", RCC_MAX},
+                          {"avg", RCC_AVG}, {"band", RCC_BAND}, {"bor", RCC_BOR}, {"bxor", RCC_BXOR}};
+constexpr const char* kDatatypeList = "int8 uint8 int16 uint16 int32 uint32 int64 uint64 half bfloat16 float double";
+constexpr const char* kOpList = "sum prod min max avg band bor bxor";
 
 bool parse_int(const std::string& text, long min, long max, long* value) {
   if (text.empty()) return false;
@@ -44,9 +47,10 @@ std::vector<std::string> split(const std::string& text, char separator) {
 }  // namespace
 
 const std::vector<std::string>& all_collectives() {
-  static const std::vector<std::string> names{"allreduce", "broadcast", "reduce",  "allgather",
-                                              "reduce_scatter", "alltoall", "gather", "scatter",
-                                              "barrier",   "sendrecv",  "latency", "bw"};
+  static const std::vector<std::string> names{
+      "allreduce",  "broadcast", "reduce",  "allgather", "reduce_scatter",  "alltoall", "gather", "scatter",
+      "allgatherv", "alltoallv", "gatherv", "scatterv",  "reduce_scatterv", "scan",     "exscan", "barrier",
+      "sendrecv",   "latency",   "bw"};
   return names;
 }
 
@@ -94,8 +98,9 @@ const char* op_name(rcc_op_t op) {
 const char* usage() {
   return "usage: rccrun -n N rcc-bench [options]\n"
          "  -c LIST   collectives, comma separated, or all: allreduce broadcast reduce allgather\n"
-         "            reduce_scatter alltoall gather scatter barrier sendrecv; point to point (OSU\n"
-         "            format, ranks 0 and 1): latency bw          (default allreduce)\n"
+         "            reduce_scatter alltoall gather scatter allgatherv alltoallv gatherv scatterv\n"
+         "            reduce_scatterv scan exscan barrier sendrecv; point to point (OSU format,\n"
+         "            ranks 0 and 1): latency bw                 (default allreduce)\n"
          "  -b SIZE   smallest size in bytes, K/M/G suffixes   (default 8)\n"
          "  -e SIZE   largest size                              (default 32M)\n"
          "  -f F      multiply the size by F each step           (default 2)\n"
@@ -103,12 +108,18 @@ const char* usage() {
          "  -n N      timed iterations per size                 (default 20; latency/bw: 1000/100)\n"
          "  -w N      warm-up iterations per size               (default 5; latency/bw: 100/10)\n"
          "  -W N      bw: messages per window (in flight at once) (default 64)\n"
-         "  -d TYPE   int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double (default float)\n"
-         "  -o OP     sum prod min max avg                      (default sum)\n"
-         "  -r ROOT   root of broadcast/reduce/gather/scatter  (default 0)\n"
+         "  -d TYPE   int8 uint8 int16 uint16 int32 uint32 int64 uint64 half bfloat16 float double\n"
+         "                                                      (default float)\n"
+         "  -o OP     sum prod min max avg; band bor bxor (integer types) (default sum)\n"
+         "  -r ROOT   root of broadcast/reduce/gather(v)/scatter(v) (default 0)\n"
+         "  --imbalance F  vector collectives: rank r's block is base*(1+F*(2r/(P-1)-1)) elements,\n"
+         "            the total unchanged (0 <= F < 1; default 0: equal blocks)\n"
+         "  --split N every collective on N groups at once: rank r in group r % N (rcc_comm_split);\n"
+         "            rows time world rank 0's group, #wrong counts every group (default 1: no split)\n"
          "  -a ALGO   force an algorithm for the selected collectives (RCC_ALGO), e.g. ring, tree\n"
          "  -J FILE   also write every row as JSON to FILE\n"
          "  -z 0|1    check results (#wrong column; default 1)\n"
+         "  -S STAT   mean (default: as nccl-tests) or median of the per-iteration times\n"
          "  -h        this help\n"
          "Exit status 1 when a result is wrong or a call fails.\n";
 }
@@ -121,7 +132,38 @@ bool parse_command_line(int argc, char** argv, Options* options, std::string* er
       parsed.help = true;
       continue;
     }
-    if (flag.size() != 2 || flag[0] != '-' || std::strchr("bcdefinwWoarJz", flag[1]) == nullptr) {
+    if (flag.rfind("--imbalance", 0) == 0 || flag.rfind("--split", 0) == 0) {
+      // --imbalance F, --imbalance=F, --split N, --split=N
+      const size_t equals = flag.find('=');
+      const std::string name = flag.substr(0, equals);
+      if (name != "--imbalance" && name != "--split") {
+        *error = "unknown option '" + flag + "'";
+        return false;
+      }
+      std::string value;
+      if (equals != std::string::npos) {
+        value = flag.substr(equals + 1);
+      } else if (i + 1 < argc) {
+        value = argv[++i];
+      } else {
+        *error = name + " needs a value";
+        return false;
+      }
+      const std::string bad = name + ": invalid value '" + value + "'";
+      if (name == "--imbalance") {
+        char* end = nullptr;
+        parsed.imbalance = std::strtod(value.c_str(), &end);
+        if (value.empty() || *end != '\0' || !(parsed.imbalance >= 0 && parsed.imbalance < 1)) {
+          return *error = bad + " (a fraction 0 <= F < 1)", false;
+        }
+      } else {
+        long number = 0;
+        if (!parse_int(value, 1, 1000000, &number)) return *error = bad + " (a group count >= 1)", false;
+        parsed.split = static_cast<int>(number);
+      }
+      continue;
+    }
+    if (flag.size() != 2 || flag[0] != '-' || std::strchr("bcdefinwWoarJzS", flag[1]) == nullptr) {
       *error = "unknown option '" + flag + "'";
       return false;
     }
@@ -170,11 +212,11 @@ bool parse_command_line(int argc, char** argv, Options* options, std::string* er
         break;
       case 'd':
         if (!parse_datatype(value, &parsed.datatype)) {
-          return *error = bad + " (int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double)", false;
+          return *error = bad + " (" + kDatatypeList + ")", false;
         }
         break;
       case 'o':
-        if (!parse_op(value, &parsed.op)) return *error = bad + " (sum prod min max avg)", false;
+        if (!parse_op(value, &parsed.op)) return *error = bad + " (" + kOpList + ")", false;
         break;
       case 'a':
         if (value.empty()) return *error = bad, false;
@@ -183,6 +225,10 @@ bool parse_command_line(int argc, char** argv, Options* options, std::string* er
       case 'J':
         if (value.empty()) return *error = bad, false;
         parsed.json_path = value;
+        break;
+      case 'S':
+        if (value != "mean" && value != "median") return *error = bad + " (mean or median)", false;
+        parsed.median = value == "median";
         break;
       case 'z':
         if (value != "0" && value != "1") return *error = bad + " (0 or 1)", false;
@@ -198,9 +244,9 @@ bool parse_command_line(int argc, char** argv, Options* options, std::string* er
           bool known = false;
           for (const std::string& c : all_collectives()) known = known || c == name;
           if (!known) {
-            *error = "-c: unknown collective '" + name +
-                     "' (allreduce broadcast reduce allgather reduce_scatter alltoall gather scatter barrier "
-                     "sendrecv latency bw all)";
+            std::string known_names;
+            for (const std::string& c : all_collectives()) known_names += c + " ";
+            *error = "-c: unknown collective '" + name + "' (" + known_names + "all)";
             return false;
           }
           parsed.collectives.push_back(name);

@@ -17,9 +17,9 @@ struct Options {
   size_t increment = 0;  // -i: next size = size + increment
   int iters = 20;
   int warmup = 5;
-  bool iters_given = false;   // p2p modes pick OSU-like counts unless -n is given
+  bool iters_given = false;  // p2p modes pick OSU-like counts unless -n is given
   bool warmup_given = false;
-  int window = 64;        // -W: bw mode's messages in flight per window (OSU's window size)
+  int window = 64;  // -W: bw mode's messages in flight per window (OSU's window size)
   std::vector<std::string> collectives{"allreduce"};
   rcc_datatype_t datatype = RCC_FLOAT32;
   rcc_op_t op = RCC_SUM;
@@ -27,6 +27,9 @@ struct Options {
   std::string algorithm;  // -a: forced through RCC_ALGO
   std::string json_path;  // -J
   bool check = true;      // -z 0 disables the result check
+  bool median = false;    // -S median: the median of per-iteration times instead of their mean
+  double imbalance = 0;   // --imbalance F: the vector collectives' counts spread by +-F (imbalance.h)
+  int split = 1;          // --split N: every collective on N groups at once (rank r in group r % N)
   bool help = false;
 };
 

@@ -1,5 +1,6 @@
 #include "p2p_modes.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <vector>
@@ -15,10 +16,10 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-#define RETURN_IF_FAILED(expr)                   \
-  do {                                           \
-    rcc_status_t status_ = (expr);               \
-    if (status_ != RCC_SUCCESS) return status_;  \
+#define RETURN_IF_FAILED(expr)                  \
+  do {                                          \
+    rcc_status_t status_ = (expr);              \
+    if (status_ != RCC_SUCCESS) return status_; \
   } while (0)
 
 // Waits for every request, even after a failure (so none is left in flight); the first error wins.
@@ -35,7 +36,7 @@ rcc_status_t wait_all(std::vector<rcc_request_t>& requests) {
 }  // namespace
 
 rcc_status_t measure_latency(const World& world, void* send, void* recv, size_t bytes, int iters, int warmup,
-                             P2pMeasurement* out) {
+                             bool median, P2pMeasurement* out) {
   P2pMeasurement result;
   if (world.rank > 1) {
     *out = result;
@@ -45,8 +46,10 @@ rcc_status_t measure_latency(const World& world, void* send, void* recv, size_t 
   std::memset(recv, 0, bytes);
   const int peer = 1 - world.rank;
   double start = 0;
+  std::vector<double> round_trips;
   for (int i = 0; i < warmup + iters; ++i) {
     if (i == warmup) start = now_seconds();
+    const double begin = now_seconds();
     if (world.rank == 0) {
       RETURN_IF_FAILED(rcc_send(world.comm, send, bytes, RCC_UINT8, peer, kPingTag));
       RETURN_IF_FAILED(rcc_recv(world.comm, recv, bytes, RCC_UINT8, peer, kPingTag));
@@ -54,8 +57,14 @@ rcc_status_t measure_latency(const World& world, void* send, void* recv, size_t 
       RETURN_IF_FAILED(rcc_recv(world.comm, recv, bytes, RCC_UINT8, peer, kPingTag));
       RETURN_IF_FAILED(rcc_send(world.comm, send, bytes, RCC_UINT8, peer, kPingTag));
     }
+    if (median && i >= warmup) round_trips.push_back(now_seconds() - begin);
   }
   result.value = (now_seconds() - start) * 1e6 / (2.0 * iters);
+  if (median) {
+    std::nth_element(round_trips.begin(), round_trips.begin() + static_cast<std::ptrdiff_t>(round_trips.size() / 2),
+                     round_trips.end());
+    result.value = round_trips[round_trips.size() / 2] * 1e6 / 2.0;
+  }
   result.wrong = static_cast<long long>(count_wrong_payload(recv, bytes, RCC_UINT8, peer, 0));
   *out = result;
   return RCC_SUCCESS;
@@ -90,8 +99,10 @@ rcc_status_t measure_bandwidth(const World& world, void* send, void* recv, size_
       requests.push_back(request);
     }
     RETURN_IF_FAILED(wait_all(requests));
-    if (world.rank == 0) RETURN_IF_FAILED(rcc_recv(world.comm, &ack, 1, RCC_UINT8, 1, kAckTag));
-    else RETURN_IF_FAILED(rcc_send(world.comm, &ack, 1, RCC_UINT8, 0, kAckTag));
+    if (world.rank == 0)
+      RETURN_IF_FAILED(rcc_recv(world.comm, &ack, 1, RCC_UINT8, 1, kAckTag));
+    else
+      RETURN_IF_FAILED(rcc_send(world.comm, &ack, 1, RCC_UINT8, 0, kAckTag));
   }
   const double seconds = now_seconds() - start;
   result.value = world.rank == 0 ? static_cast<double>(bytes) * window * iters / seconds / 1e6 : 0;

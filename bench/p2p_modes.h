@@ -13,9 +13,10 @@ struct P2pMeasurement {
   long long wrong = 0;  // wrong bytes in what this rank received
 };
 
-// Ping-pong: half the round trip, averaged over iters. send/recv hold `bytes`.
+// Ping-pong: half the round trip, averaged over iters (median: the median round trip's half).
+// send/recv hold `bytes`.
 rcc_status_t measure_latency(const World& world, void* send, void* recv, size_t bytes, int iters, int warmup,
-                             P2pMeasurement* out);
+                             bool median, P2pMeasurement* out);
 // Rank 0 posts a window of isends, rank 1 a window of irecvs, then rank 1 acknowledges. Unlike
 // OSU, each pending receive has its own buffer (recv holds window * bytes): overlapping pending
 // receives are erroneous in MPI and rcc rejects them for zero-copy sizes.

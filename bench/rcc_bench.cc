@@ -1,7 +1,11 @@
 // rcc-bench: nccl-tests-style collective benchmark (and OSU-style point to point) for rcc.
 //   rccrun -n 4 rcc-bench -c allreduce -b 8 -e 256M -f 2
+//   rccrun -n 4 rcc-bench -c allreduce,alltoallv --split 2 --imbalance 0.5
 // Every rank runs the same sizes; rank 0 prints. Results are checked (#wrong) unless -z 0; the
-// exit status is 1 when any element is wrong or any call fails.
+// exit status is 1 when any element is wrong or any call fails. --split N runs every collective
+// on N sub-communicators at once (rcc_comm_split, rank r in group r % N): the rows time world
+// rank 0's group, #wrong counts every group. The bench's own control messages (exchange.h)
+// always go over the world communicator.
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,9 +50,18 @@ std::vector<size_t> size_list(const Options& options) {
   return sizes;
 }
 
+// Where the collectives run: the world, or with --split this rank's group of it.
+struct Groups {
+  World mine;             // the communicator the collectives are called on (the world without a split)
+  int count = 1;          // groups (world rank r is in group r % count)
+  int smallest = 1;       // ranks of the smallest group
+  int reported_size = 1;  // ranks of group 0, world rank 0's, whose times the rows report
+};
+
 class Bench {
  public:
-  Bench(const World& world, const Options& options) : world_(world), options_(options), start_(now_seconds()) {}
+  Bench(const World& world, const Groups& groups, const Options& options)
+      : world_(world), groups_(groups), group_(groups.mine), options_(options), start_(now_seconds()) {}
 
   // Runs one entry of -c; false when the job must stop (a call failed somewhere).
   bool run(const std::string& name) {
@@ -72,16 +85,18 @@ class Bench {
   }
 
  private:
-  // Combines every rank's report at rank 0 (max value, summed wrong count) and tells every rank
-  // whether to go on. *combined is meaningful on rank 0.
+  // Combines every rank's report at rank 0 (max value over world rank 0's group, wrong counts
+  // summed over every group) and tells every rank whether to go on. *combined is meaningful on
+  // rank 0.
   bool combine(const RankReport& mine, RankReport* combined) {
     std::vector<RankReport> all(world_.rank == 0 ? world_.ranks : 1);
     int go_on = 1;
     rcc_status_t status = gather_to_root(world_, &mine, sizeof mine, all.data());
     if (world_.rank == 0) {
       RankReport result;
-      for (const RankReport& r : all) {
-        result.value = std::max(result.value, r.value);
+      for (int rank = 0; rank < world_.ranks; ++rank) {
+        const RankReport& r = all[static_cast<size_t>(rank)];
+        if (rank % groups_.count == 0) result.value = std::max(result.value, r.value);
         result.wrong += r.wrong;
         result.failed |= r.failed;
       }
@@ -102,6 +117,7 @@ class Bench {
                  rcc_status_string(status), rcc_last_error());
     std::fflush(stdout);
     std::fflush(stderr);
+    if (group_.comm != world_.comm) rcc_comm_abort(group_.comm);
     rcc_comm_abort(world_.comm);
     std::_Exit(1);
   }
@@ -115,6 +131,23 @@ class Bench {
                  now - start_);
   }
 
+  // One core copying `bytes` between two buffers of its own (warm, best of a few): the limit a
+  // collective moving the same bytes through memory is compared with. The other ranks wait.
+  double memcpy_rate(size_t bytes) {
+    if (copy_from_.size() < bytes) {
+      copy_from_.assign(bytes, 1);
+      copy_to_.assign(bytes, 0);
+    }
+    double best = 0;
+    for (int round = 0; round < 4; ++round) {
+      const double begin = now_seconds();
+      std::memcpy(copy_to_.data(), copy_from_.data(), bytes);
+      const double seconds = now_seconds() - begin;
+      if (round > 0 && (best == 0 || seconds < best)) best = seconds;  // round 0 warms up
+    }
+    return best > 0 ? static_cast<double>(bytes) / best / 1e9 : 0;
+  }
+
   // One column: check run, warm-up, then timed iterations. Returns this rank's report.
   RankReport measure(CollectiveRunner& runner, const Shape& shape, bool in_place) {
     RankReport mine;
@@ -125,9 +158,22 @@ class Bench {
       for (int i = 0; i < options_.warmup && status == RCC_SUCCESS; ++i) status = runner.run(shape, in_place);
     }
     if (status == RCC_SUCCESS) status = sync_ranks(world_);
-    const double start = now_seconds();
-    for (int i = 0; i < options_.iters && status == RCC_SUCCESS; ++i) status = runner.run(shape, in_place);
-    mine.value = (now_seconds() - start) * 1e6 / options_.iters;
+    if (options_.median) {
+      // Each iteration timed alone: a rank descheduled once (a time slice, milliseconds) moves the
+      // mean of a short run, not its median.
+      times_.assign(static_cast<size_t>(options_.iters), 0);
+      for (int i = 0; i < options_.iters && status == RCC_SUCCESS; ++i) {
+        const double begin = now_seconds();
+        status = runner.run(shape, in_place);
+        times_[static_cast<size_t>(i)] = now_seconds() - begin;
+      }
+      std::nth_element(times_.begin(), times_.begin() + static_cast<std::ptrdiff_t>(times_.size() / 2), times_.end());
+      mine.value = times_[times_.size() / 2] * 1e6;
+    } else {
+      const double start = now_seconds();
+      for (int i = 0; i < options_.iters && status == RCC_SUCCESS; ++i) status = runner.run(shape, in_place);
+      mine.value = (now_seconds() - start) * 1e6 / options_.iters;
+    }
     if (status != RCC_SUCCESS) fail_fast(("rcc_" + runner.name()).c_str(), status, shape.bytes);
     return mine;
   }
@@ -142,9 +188,10 @@ class Bench {
   }
 
   bool run_sized(const std::string& name) {
-    std::unique_ptr<CollectiveRunner> runner = make_runner(name, world_, options_.datatype, options_.op, options_.root);
-    if (name == "sendrecv" && world_.ranks < 2) {
-      if (world_.rank == 0) std::printf("# sendrecv: needs 2 or more ranks, skipped\n");
+    std::unique_ptr<CollectiveRunner> runner =
+        make_runner(name, group_, options_.datatype, options_.op, options_.root, options_.imbalance);
+    if (name == "sendrecv" && groups_.smallest < 2) {  // every group decides alike
+      if (world_.rank == 0) std::printf("# sendrecv: needs 2 or more ranks%s, skipped\n", in_every_group());
       return true;
     }
     std::vector<Shape> shapes;
@@ -184,6 +231,7 @@ class Bench {
         if (!combine(measure(*runner, shape, true), &combined)) return false;
         row.in_place = to_result(combined, shape, runner->bus_factor());
       }
+      if (world_.rank == 0 && shape.bytes >= kMemcpyFromBytes) row.memcpy_gbs = memcpy_rate(shape.bytes);
       if (world_.rank == 0) {
         print_collective_row(stdout, row);
         std::fflush(stdout);
@@ -196,10 +244,10 @@ class Bench {
   bool run_barrier() {
     RankReport mine;
     rcc_status_t status = RCC_SUCCESS;
-    for (int i = 0; i < options_.warmup && status == RCC_SUCCESS; ++i) status = rcc_barrier(world_.comm);
+    for (int i = 0; i < options_.warmup && status == RCC_SUCCESS; ++i) status = rcc_barrier(group_.comm);
     if (status == RCC_SUCCESS) status = sync_ranks(world_);
     const double start = now_seconds();
-    for (int i = 0; i < options_.iters && status == RCC_SUCCESS; ++i) status = rcc_barrier(world_.comm);
+    for (int i = 0; i < options_.iters && status == RCC_SUCCESS; ++i) status = rcc_barrier(group_.comm);
     mine.value = (now_seconds() - start) * 1e6 / options_.iters;
     if (status != RCC_SUCCESS) fail_fast("rcc_barrier", status, 0);
     RankReport combined;
@@ -220,9 +268,10 @@ class Bench {
     return true;
   }
 
+  // Between ranks 0 and 1 of every group at once.
   bool run_p2p(const std::string& mode) {
-    if (world_.ranks < 2) {
-      if (world_.rank == 0) std::printf("#\n# %s: needs 2 ranks, skipped\n", mode.c_str());
+    if (groups_.smallest < 2) {
+      if (world_.rank == 0) std::printf("#\n# %s: needs 2 ranks%s, skipped\n", mode.c_str(), in_every_group());
       return true;
     }
     const std::vector<size_t> sizes = size_list(options_);
@@ -233,7 +282,7 @@ class Bench {
       return static_cast<int>(std::clamp<size_t>((size_t{1} << 30) / std::max<size_t>(bytes, 1), 1, max_window));
     };
     size_t recv_bytes = largest;
-    if (mode == "bw" && world_.rank == 1) {
+    if (mode == "bw" && group_.rank == 1) {
       for (size_t bytes : sizes) recv_bytes = std::max(recv_bytes, bytes * window_for(bytes));
     }
     std::vector<unsigned char> send(largest), recv(recv_bytes);
@@ -253,14 +302,16 @@ class Bench {
       const bool small = bytes <= 8192;
       const size_t per_iteration = std::max<size_t>(1, mode == "bw" ? bytes * window : 2 * bytes);
       const int cap = static_cast<int>(std::clamp<size_t>((size_t{1} << 30) / per_iteration, 2, 1000));
-      const int iters = options_.iters_given ? options_.iters : std::min(small ? (mode == "bw" ? 100 : 1000) : 100, cap);
+      const int iters =
+          options_.iters_given ? options_.iters : std::min(small ? (mode == "bw" ? 100 : 1000) : 100, cap);
       const int warmup = options_.warmup_given ? options_.warmup : std::max(1, iters / 10);
       rcc_status_t status = sync_ranks(world_);
       P2pMeasurement measured;
       if (status == RCC_SUCCESS) {
-        status = mode == "latency"
-                     ? measure_latency(world_, send.data(), recv.data(), bytes, iters, warmup, &measured)
-                     : measure_bandwidth(world_, send.data(), recv.data(), bytes, window, iters, warmup, &measured);
+        status =
+            mode == "latency"
+                ? measure_latency(group_, send.data(), recv.data(), bytes, iters, warmup, options_.median, &measured)
+                : measure_bandwidth(group_, send.data(), recv.data(), bytes, window, iters, warmup, &measured);
       }
       RankReport mine;
       mine.value = measured.value;
@@ -272,24 +323,32 @@ class Bench {
       row.collective = mode;
       row.bytes = bytes;
       row.out_of_place.wrong = options_.check ? combined.wrong : -1;
-      if (mode == "latency") row.latency_us = combined.value;
-      else row.bandwidth_mbs = combined.value;
+      if (mode == "latency")
+        row.latency_us = combined.value;
+      else
+        row.bandwidth_mbs = combined.value;
       if (world_.rank == 0) {
         print_p2p_row(stdout, row);
         std::fflush(stdout);
-        if (combined.wrong > 0) std::printf("# %s %zu bytes: %lld wrong bytes received\n", mode.c_str(), bytes,
-                                            combined.wrong);
+        if (combined.wrong > 0)
+          std::printf("# %s %zu bytes: %lld wrong bytes received\n", mode.c_str(), bytes, combined.wrong);
       }
       rows_.push_back(row);
     }
     return true;
   }
 
-  World world_;
+  const char* in_every_group() const { return groups_.count > 1 ? " in every group" : ""; }
+
+  World world_;  // control messages (exchange.h), rank 0 prints
+  Groups groups_;
+  World group_;  // the collectives
   Options options_;
   std::vector<Row> rows_;
   bool any_wrong_ = false;
   double start_, last_progress_ = 0;
+  std::vector<double> times_;                 // -S median: this size's iterations
+  std::vector<uint8_t> copy_from_, copy_to_;  // the memcpy beside large rows
 };
 
 struct RankIdentity {
@@ -329,10 +388,39 @@ int run_main(int argc, char** argv) {
   rcc_comm_rank(world.comm, &world.rank);
   rcc_comm_size(world.comm, &world.ranks);
   rcc_comm_transport(world.comm, &transport);
-  if (options.root >= world.ranks) {
-    if (world.rank == 0) std::fprintf(stderr, "rcc-bench: -r %d: root must be below the %d ranks\n", options.root, world.ranks);
+  if (options.split > world.ranks) {
+    if (world.rank == 0)
+      std::fprintf(stderr, "rcc-bench: --split %d: more groups than the %d ranks\n", options.split, world.ranks);
     rcc_comm_destroy(world.comm);
     return 2;
+  }
+  Groups groups;
+  groups.mine = world;
+  groups.count = options.split;
+  groups.smallest = world.ranks / options.split;
+  groups.reported_size = (world.ranks + options.split - 1) / options.split;
+  if (options.root >= groups.smallest) {
+    if (world.rank == 0) {
+      if (options.split > 1)
+        std::fprintf(stderr, "rcc-bench: -r %d: root must be below the %d ranks of the smallest group\n", options.root,
+                     groups.smallest);
+      else
+        std::fprintf(stderr, "rcc-bench: -r %d: root must be below the %d ranks\n", options.root, world.ranks);
+    }
+    rcc_comm_destroy(world.comm);
+    return 2;
+  }
+  if (options.split > 1) {
+    status = rcc_comm_split(world.comm, world.rank % options.split, world.rank, &groups.mine.comm);
+    if (status == RCC_SUCCESS) status = rcc_comm_rank(groups.mine.comm, &groups.mine.rank);
+    if (status == RCC_SUCCESS) status = rcc_comm_size(groups.mine.comm, &groups.mine.ranks);
+    if (status != RCC_SUCCESS) {
+      std::fprintf(stderr, "rcc-bench: rank %d: rcc_comm_split into %d groups failed: %s: %s\n", world.rank,
+                   options.split, rcc_status_string(status), rcc_last_error());
+      rcc_comm_abort(world.comm);
+      rcc_comm_destroy(world.comm);
+      return 1;
+    }
   }
 
   RankIdentity me;
@@ -353,17 +441,29 @@ int run_main(int argc, char** argv) {
                 collectives.c_str());
     std::printf("# ranks: %d  transport: %s  host: %s  date: %s\n", world.ranks, transport, me.host, today().c_str());
     std::printf("#  minBytes %zu maxBytes %zu step: %g(%s) warmup iters: %d iters: %d validation: %d\n",
-                options.min_bytes, options.max_bytes, options.increment ? static_cast<double>(options.increment) : options.factor,
+                options.min_bytes, options.max_bytes,
+                options.increment ? static_cast<double>(options.increment) : options.factor,
                 options.increment ? "bytes" : "factor", options.warmup, options.iters, options.check ? 1 : 0);
-    std::printf("#  datatype: %s  op: %s  root: %d  algorithm: %s\n", datatype_name(options.datatype),
-                op_name(options.op), options.root, algorithm.empty() ? "auto (cost model)" : algorithm.c_str());
+    std::printf("#  datatype: %s  op: %s  root: %d  algorithm: %s  imbalance: %g\n", datatype_name(options.datatype),
+                op_name(options.op), options.root, algorithm.empty() ? "auto (cost model)" : algorithm.c_str(),
+                options.imbalance);
+    if (groups.count > 1) {
+      std::string sizes;
+      for (int g = 0; g < groups.count; ++g) {
+        sizes += (g ? "," : "") + std::to_string(world.ranks / groups.count + (g < world.ranks % groups.count));
+      }
+      std::printf(
+          "# split: %d groups of %s ranks (world rank r in group r %% %d, key r), all running at once;"
+          " group size %d: rows time group 0 (world rank 0's), #wrong counts every group\n",
+          groups.count, sizes.c_str(), groups.count, groups.reported_size);
+    }
     for (int r = 0; r < world.ranks; ++r) {
       std::printf("#  Rank %3d Pid %7d on %s\n", r, everyone[r].pid, everyone[r].host);
     }
     std::fflush(stdout);
   }
 
-  Bench bench(world, options);
+  Bench bench(world, groups, options);
   bool completed = true;
   for (const std::string& name : options.collectives) {
     if (!bench.run(name)) {
@@ -373,15 +473,24 @@ int run_main(int argc, char** argv) {
   }
   int exit_status = completed && !bench.any_wrong() ? 0 : 1;
   if (world.rank == 0) {
-    std::printf("#\n# Errors: %s\n", !completed ? "a call failed (see stderr)" : bench.any_wrong() ? "wrong results" : "none");
+    std::printf("#\n# Errors: %s\n", !completed          ? "a call failed (see stderr)"
+                                     : bench.any_wrong() ? "wrong results"
+                                                         : "none");
     std::printf("# Avg bus bandwidth    : %.4f\n#\n", bench.average_busbw());
     if (!options.json_path.empty()) {
-      const std::vector<std::pair<std::string, std::string>> meta{
-          {"bench", "rcc-bench"},      {"ranks", std::to_string(world.ranks)},
-          {"transport", transport},    {"host", me.host},
-          {"date", today()},           {"collectives", collectives},
-          {"datatype", datatype_name(options.datatype)}, {"op", op_name(options.op)},
-          {"algorithm", algorithm},    {"completed", completed ? "true" : "false"}};
+      const std::vector<std::pair<std::string, std::string>> meta{{"bench", "rcc-bench"},
+                                                                  {"ranks", std::to_string(world.ranks)},
+                                                                  {"transport", transport},
+                                                                  {"host", me.host},
+                                                                  {"date", today()},
+                                                                  {"collectives", collectives},
+                                                                  {"datatype", datatype_name(options.datatype)},
+                                                                  {"op", op_name(options.op)},
+                                                                  {"algorithm", algorithm},
+                                                                  {"imbalance", std::to_string(options.imbalance)},
+                                                                  {"groups", std::to_string(groups.count)},
+                                                                  {"group_ranks", std::to_string(groups.reported_size)},
+                                                                  {"completed", completed ? "true" : "false"}};
       if (!write_json(options.json_path, meta, bench.rows(), &error)) {
         std::fprintf(stderr, "rcc-bench: %s\n", error.c_str());
         exit_status = 1;
@@ -390,12 +499,21 @@ int run_main(int argc, char** argv) {
   }
   if (!completed) {
     // A peer may be stuck in the failed collective: do not wait for it in a clean shutdown.
+    if (groups.mine.comm != world.comm) rcc_comm_abort(groups.mine.comm);
     rcc_comm_abort(world.comm);
+  }
+  if (groups.mine.comm != world.comm) {
+    status = rcc_comm_destroy(groups.mine.comm);
+    if (status != RCC_SUCCESS && completed) {
+      std::fprintf(stderr, "rcc-bench: rank %d: rcc_comm_destroy of the group failed: %s: %s\n", world.rank,
+                   rcc_status_string(status), rcc_last_error());
+      exit_status = 1;
+    }
   }
   status = rcc_comm_destroy(world.comm);
   if (status != RCC_SUCCESS && completed) {
-    std::fprintf(stderr, "rcc-bench: rank %d: rcc_comm_destroy failed: %s: %s\n", world.rank,
-                 rcc_status_string(status), rcc_last_error());
+    std::fprintf(stderr, "rcc-bench: rank %d: rcc_comm_destroy failed: %s: %s\n", world.rank, rcc_status_string(status),
+                 rcc_last_error());
     exit_status = 1;
   }
   return exit_status;

@@ -38,8 +38,10 @@ std::string json_result(const Result& r) {
 
 void print_result(std::FILE* out, const Result& r) {
   char wrong[32];
-  if (r.wrong < 0) std::snprintf(wrong, sizeof wrong, "N/A");
-  else std::snprintf(wrong, sizeof wrong, "%lld", r.wrong);
+  if (r.wrong < 0)
+    std::snprintf(wrong, sizeof wrong, "N/A");
+  else
+    std::snprintf(wrong, sizeof wrong, "%lld", r.wrong);
   std::fprintf(out, "  %8.2f  %6.2f  %6.2f  %6s", r.time_us, r.algbw, r.busbw, wrong);
 }
 
@@ -47,17 +49,25 @@ void print_result(std::FILE* out, const Result& r) {
 
 void print_collective_header(std::FILE* out) {
   std::fprintf(out, "#%68s%32s\n", "out-of-place", "in-place");
-  std::fprintf(out, "#%11s  %12s  %8s  %6s  %4s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n", "size", "count", "type",
-               "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
-  std::fprintf(out, "#%11s  %12s  %8s  %6s  %4s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n", "(B)", "(elements)", "", "",
-               "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  std::fprintf(out, "#%11s  %12s  %8s  %6s  %4s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s  %7s\n", "size", "count",
+               "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong",
+               "memcpy");
+  std::fprintf(out, "#%11s  %12s  %8s  %6s  %4s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s  %7s\n", "(B)", "(elements)",
+               "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(GB/s)");
 }
 
 void print_collective_row(std::FILE* out, const Row& row) {
   std::fprintf(out, "%12zu  %12zu  %8s  %6s  %4d", row.bytes, row.count, row.type.c_str(), row.redop.c_str(), row.root);
   print_result(out, row.out_of_place);
-  if (row.has_in_place) print_result(out, row.in_place);
-  else std::fprintf(out, "  %8s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+  if (row.has_in_place)
+    print_result(out, row.in_place);
+  else
+    std::fprintf(out, "  %8s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+  if (row.memcpy_gbs > 0) {
+    std::fprintf(out, "  %7.2f", row.memcpy_gbs);
+  } else {
+    std::fprintf(out, "  %7s", "-");
+  }
   std::fprintf(out, "\n");
 }
 
@@ -66,13 +76,17 @@ void print_barrier_row(std::FILE* out, const Row& row) {
 }
 
 void print_p2p_header(std::FILE* out, const std::string& mode, int window) {
-  if (mode == "latency") std::fprintf(out, "# OSU-style latency test (ranks 0 and 1)\n# Size       Latency (us)\n");
-  else std::fprintf(out, "# OSU-style bandwidth test, window %d (ranks 0 and 1)\n# Size      Bandwidth (MB/s)\n", window);
+  if (mode == "latency")
+    std::fprintf(out, "# OSU-style latency test (ranks 0 and 1)\n# Size       Latency (us)\n");
+  else
+    std::fprintf(out, "# OSU-style bandwidth test, window %d (ranks 0 and 1)\n# Size      Bandwidth (MB/s)\n", window);
 }
 
 void print_p2p_row(std::FILE* out, const Row& row) {
-  if (row.latency_us >= 0) std::fprintf(out, "%-10zu  %18.2f\n", row.bytes, row.latency_us);
-  else std::fprintf(out, "%-10zu  %18.2f\n", row.bytes, row.bandwidth_mbs);
+  if (row.latency_us >= 0)
+    std::fprintf(out, "%-10zu  %18.2f\n", row.bytes, row.latency_us);
+  else
+    std::fprintf(out, "%-10zu  %18.2f\n", row.bytes, row.bandwidth_mbs);
 }
 
 bool write_json(const std::string& path, const std::vector<std::pair<std::string, std::string>>& meta,
@@ -100,6 +114,7 @@ bool write_json(const std::string& path, const std::vector<std::pair<std::string
               ", \"redop\": " + json_string(row.redop) + ", \"root\": " + std::to_string(row.root) +
               ", \"out_of_place\": " + json_result(row.out_of_place) +
               ", \"in_place\": " + (row.has_in_place ? json_result(row.in_place) : std::string("null"));
+      if (row.memcpy_gbs > 0) line += ", \"memcpy_GBps\": " + json_number(row.memcpy_gbs);
     }
     line += "}";
     std::fprintf(file, "%s\n    %s", i ? "," : "", line.c_str());

@@ -9,10 +9,10 @@
 namespace rccbench {
 
 struct Result {
-  double time_us = 0;  // average per iteration of the slowest rank
-  double algbw = 0;    // GB/s
-  double busbw = 0;    // GB/s
-  long long wrong = 0; // -1: not checked
+  double time_us = 0;   // average per iteration of the slowest rank
+  double algbw = 0;     // GB/s
+  double busbw = 0;     // GB/s
+  long long wrong = 0;  // -1: not checked
 };
 
 struct Row {
@@ -23,9 +23,14 @@ struct Row {
   int root = -1;
   bool has_in_place = true;
   Result out_of_place, in_place;
+  // One-core memcpy of the same bytes in the same run (GB/s), beside sizes from kMemcpyFromBytes:
+  // the memory limit the collective is measured against. 0: not measured.
+  double memcpy_gbs = 0;
   // Point-to-point modes fill these instead (OSU): latency in us, bandwidth in MB/s.
   double latency_us = -1, bandwidth_mbs = -1;
 };
+
+constexpr size_t kMemcpyFromBytes = size_t{1} << 20;
 
 void print_collective_header(std::FILE* out);
 void print_collective_row(std::FILE* out, const Row& row);

@@ -18,10 +18,14 @@ inline bool parse_size(const std::string& text, size_t* bytes) {
   if (errno != 0) return false;
   unsigned long long scale = 1;
   const std::string suffix = end;
-  if (suffix == "K" || suffix == "k") scale = 1ull << 10;
-  else if (suffix == "M" || suffix == "m") scale = 1ull << 20;
-  else if (suffix == "G" || suffix == "g") scale = 1ull << 30;
-  else if (!suffix.empty()) return false;
+  if (suffix == "K" || suffix == "k")
+    scale = 1ull << 10;
+  else if (suffix == "M" || suffix == "m")
+    scale = 1ull << 20;
+  else if (suffix == "G" || suffix == "g")
+    scale = 1ull << 30;
+  else if (!suffix.empty())
+    return false;
   if (value > (1ull << 40) / scale) return false;  // 1 TiB is far past any sensible run
   *bytes = static_cast<size_t>(value * scale);
   return true;

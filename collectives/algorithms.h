@@ -1,11 +1,18 @@
-// Every collective algorithm, one per file. Each runs inside the communicator's executor (one
-// collective at a time), uses only engine send/receive, and returns with nothing left in flight.
-// Callers guarantee validated arguments and count > 0 (count 0 is handled before dispatch).
+// The building blocks the algorithms share. Every algorithm is a file of its own with its row in
+// the table (registry.h); each runs inside the communicator's executor (one collective at a
+// time), uses only engine send/receive (or the shared-memory segment), and returns with nothing
+// left in flight. Callers guarantee validated arguments and count > 0 (count 0 is handled before
+// dispatch).
 #pragma once
 
 #include "collectives/collective.h"
+#include "kernels/reduce_kernels.h"
 
 namespace rcc::collectives {
+
+using kernels::reduce;
+using kernels::reduce_into;
+using kernels::scale_divide;
 
 // ---- Building blocks shared by several algorithms (ring.cc, tree.cc) ----
 
@@ -39,29 +46,5 @@ void shm_reduce_in_order(void* out, const uint8_t* const* inputs, int n, size_t 
 std::vector<const uint8_t*>& shm_input_list(int ranks);
 // Which of the two a reduction of `bytes` per rank on `ranks` ranks uses.
 bool shm_reduce_in_one_step(size_t bytes, int ranks);
-
-// ---- The algorithms ----
-Status allreduce_ring(Context& ctx, const Args& args);
-Status allreduce_tree(Context& ctx, const Args& args);
-Status allreduce_recursive_doubling(Context& ctx, const Args& args);
-Status broadcast_tree(Context& ctx, const Args& args);
-Status broadcast_pipeline(Context& ctx, const Args& args);
-Status reduce_tree(Context& ctx, const Args& args);
-Status allgather_ring(Context& ctx, const Args& args);
-Status reduce_scatter_ring(Context& ctx, const Args& args);
-Status alltoall_pairwise(Context& ctx, const Args& args);
-Status gather_linear(Context& ctx, const Args& args);
-Status scatter_linear(Context& ctx, const Args& args);
-Status barrier_dissemination(Context& ctx, const Args& args);
-// Through the node's shared-memory segment (all ranks on this host); see docs/shared-memory.md.
-Status allreduce_shm(Context& ctx, const Args& args);
-Status broadcast_shm(Context& ctx, const Args& args);
-Status reduce_shm(Context& ctx, const Args& args);
-Status allgather_shm(Context& ctx, const Args& args);
-Status reduce_scatter_shm(Context& ctx, const Args& args);
-Status alltoall_shm(Context& ctx, const Args& args);
-Status gather_shm(Context& ctx, const Args& args);
-Status scatter_shm(Context& ctx, const Args& args);
-Status barrier_shm(Context& ctx, const Args& args);
 
 }  // namespace rcc::collectives

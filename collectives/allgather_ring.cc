@@ -3,8 +3,12 @@
 #include <cstring>
 
 #include "collectives/algorithms.h"
+#include "collectives/cost_model.h"
+#include "collectives/registry.h"
 
 namespace rcc::collectives {
+
+namespace {
 
 Status allgather_ring(Context& ctx, const Args& args) {
   const size_t element = rcc_datatype_size(args.datatype);
@@ -13,5 +17,12 @@ Status allgather_ring(Context& ctx, const Args& args) {
   if (own != args.sendbuf) std::memmove(own, args.sendbuf, args.count * element);
   return ring_allgather(ctx, args.recvbuf, layout, element, 0);
 }
+
+double allgather_ring_cost(size_t bytes, int ranks) { return cost::linear_steps(bytes, ranks); }
+
+}  // namespace
+
+extern const AlgorithmRow kAllgatherRing;
+const AlgorithmRow kAllgatherRing{Kind::kAllgather, "ring", "", allgather_ring, allgather_ring_cost, Needs::kMessages};
 
 }  // namespace rcc::collectives

@@ -4,28 +4,31 @@
 #include <cstring>
 
 #include "collectives/algorithms.h"
+#include "collectives/registry.h"
+#include "collectives/shm_pieces.h"
 
 namespace rcc::collectives {
 
+namespace {
+
 Status allgather_shm(Context& ctx, const Args& args) {
-  shm::Segment& segment = ctx.shm();
-  const int n = segment.size(), rank = segment.rank();
-  const size_t block = args.count * rcc_datatype_size(args.datatype);
-  const auto* send = static_cast<const uint8_t*>(args.sendbuf);
-  auto* recv = static_cast<uint8_t*>(args.recvbuf);
+  const ShmCall call(ctx, args);
+  shm::Segment& segment = call.segment;
+  const size_t block = args.count * call.element;
   for (size_t base = 0; base < block; base += segment.slot_bytes()) {
     const size_t length = std::min(segment.slot_bytes(), block - base);
     RCC_RETURN_IF_ERROR(segment.begin("allgather"));
     const uint64_t step = segment.next_step();
-    std::memcpy(segment.slot(rank, step), send + base, length);
+    std::memcpy(segment.slot(call.rank, step), call.send + base, length);
     RCC_RETURN_IF_ERROR(segment.step("allgather"));
-    for (int p = 0; p < n; ++p) {
-      uint8_t* to = recv + static_cast<size_t>(p) * block + base;
-      const uint8_t* from = p == rank ? send + base : segment.slot(p, step);
-      if (to != from) std::memcpy(to, from, length);  // equal: in place
-    }
+    unstage_blocks(call, step, 0, call.send + base, block, base, length);  // in place: no copy
   }
   return RCC_SUCCESS;
 }
+
+}  // namespace
+
+extern const AlgorithmRow kAllgatherShm;
+const AlgorithmRow kAllgatherShm{Kind::kAllgather, "shm", "", allgather_shm, nullptr, Needs::kSharedMemory};
 
 }  // namespace rcc::collectives

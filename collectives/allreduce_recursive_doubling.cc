@@ -5,9 +5,13 @@
 #include <cstring>
 
 #include "collectives/algorithms.h"
-#include "collectives/reduce_kernels.h"
+#include "collectives/cost_model.h"
+#include "collectives/registry.h"
+#include "kernels/reduce_kernels.h"
 
 namespace rcc::collectives {
+
+namespace {
 
 Status allreduce_recursive_doubling(Context& ctx, const Args& args) {
   const size_t element = rcc_datatype_size(args.datatype), bytes = args.count * element;
@@ -58,5 +62,19 @@ Status allreduce_recursive_doubling(Context& ctx, const Args& args) {
   }
   return RCC_SUCCESS;
 }
+
+double allreduce_recursive_doubling_cost(size_t bytes, int ranks) {
+  const double n = static_cast<double>(bytes);
+  const bool power_of_two = (ranks & (ranks - 1)) == 0;
+  const double steps = cost::log2_ceil(ranks) + (power_of_two ? 0 : 1);  // the fold, before and after
+  return steps * (cost::kAlpha + n / cost::kBandwidth + n / cost::kReduceRate);
+}
+
+}  // namespace
+
+extern const AlgorithmRow kAllreduceRecursiveDoubling;
+const AlgorithmRow kAllreduceRecursiveDoubling{
+    Kind::kAllreduce, "recursive_doubling", "rd", allreduce_recursive_doubling, allreduce_recursive_doubling_cost,
+    Needs::kMessages};
 
 }  // namespace rcc::collectives

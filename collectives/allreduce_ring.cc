@@ -4,9 +4,13 @@
 #include <cstring>
 
 #include "collectives/algorithms.h"
-#include "collectives/reduce_kernels.h"
+#include "collectives/cost_model.h"
+#include "collectives/registry.h"
+#include "kernels/reduce_kernels.h"
 
 namespace rcc::collectives {
+
+namespace {
 
 Status allreduce_ring(Context& ctx, const Args& args) {
   const size_t element = rcc_datatype_size(args.datatype);
@@ -17,5 +21,16 @@ Status allreduce_ring(Context& ctx, const Args& args) {
   if (args.op == RCC_AVG) scale_divide(own, layout.count(rank), args.datatype, ctx.size());
   return ring_allgather(ctx, args.recvbuf, layout, element, 1);
 }
+
+double allreduce_ring_cost(size_t bytes, int ranks) {
+  // 2(P-1) steps of n/P; the reduce-scatter half also reduces (P-1)/P of the data.
+  const double n = static_cast<double>(bytes), p = ranks;
+  return 2 * (p - 1) * (cost::kAlpha + n / p / cost::kBandwidth) + (p - 1) / p * n / cost::kReduceRate;
+}
+
+}  // namespace
+
+extern const AlgorithmRow kAllreduceRing;
+const AlgorithmRow kAllreduceRing{Kind::kAllreduce, "ring", "", allreduce_ring, allreduce_ring_cost, Needs::kMessages};
 
 }  // namespace rcc::collectives

@@ -3,9 +3,13 @@
 #include <cstring>
 
 #include "collectives/algorithms.h"
-#include "collectives/reduce_kernels.h"
+#include "collectives/cost_model.h"
+#include "collectives/registry.h"
+#include "kernels/reduce_kernels.h"
 
 namespace rcc::collectives {
+
+namespace {
 
 Status allreduce_tree(Context& ctx, const Args& args) {
   const size_t bytes = args.count * rcc_datatype_size(args.datatype);
@@ -13,5 +17,16 @@ Status allreduce_tree(Context& ctx, const Args& args) {
   if (ctx.rank() == 0 && args.op == RCC_AVG) scale_divide(args.recvbuf, args.count, args.datatype, ctx.size());
   return tree_broadcast(ctx, args.recvbuf, bytes, 0, false, 1);
 }
+
+double allreduce_tree_cost(size_t bytes, int ranks) {
+  const double n = static_cast<double>(bytes), lg = cost::log2_ceil(ranks);
+  return 2 * cost::pipelined_binomial(lg, n) + lg * n / cost::kReduceRate;
+}
+
+}  // namespace
+
+extern const AlgorithmRow kAllreduceTree;
+const AlgorithmRow kAllreduceTree{Kind::kAllreduce,    "tree",          "binomial", allreduce_tree,
+                                  allreduce_tree_cost, Needs::kMessages};
 
 }  // namespace rcc::collectives

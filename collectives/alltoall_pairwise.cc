@@ -4,8 +4,12 @@
 #include <cstring>
 
 #include "collectives/algorithms.h"
+#include "collectives/cost_model.h"
+#include "collectives/registry.h"
 
 namespace rcc::collectives {
+
+namespace {
 
 Status alltoall_pairwise(Context& ctx, const Args& args) {
   const int ranks = ctx.size(), rank = ctx.rank(), tag = ctx.tag(0);
@@ -30,5 +34,13 @@ Status alltoall_pairwise(Context& ctx, const Args& args) {
   std::memcpy(output + rank * block, input + rank * block, block);
   return requests.wait_all();
 }
+
+double alltoall_pairwise_cost(size_t bytes, int ranks) { return cost::linear_steps(bytes, ranks); }
+
+}  // namespace
+
+extern const AlgorithmRow kAlltoallPairwise;
+const AlgorithmRow kAlltoallPairwise{Kind::kAlltoall,        "pairwise",      "", alltoall_pairwise,
+                                     alltoall_pairwise_cost, Needs::kMessages};
 
 }  // namespace rcc::collectives

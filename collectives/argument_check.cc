@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "core/config.h"
+#include "base/settings.h"
 
 namespace rcc::collectives {
 namespace {
@@ -17,10 +17,12 @@ struct Signature {
 };
 
 bool has_op(Kind kind) {
-  return kind == Kind::kAllreduce || kind == Kind::kReduce || kind == Kind::kReduceScatter;
+  return kind == Kind::kAllreduce || kind == Kind::kReduce || kind == Kind::kReduceScatter ||
+         kind == Kind::kReduceScatterv || kind == Kind::kScan || kind == Kind::kExscan;
 }
 bool has_root(Kind kind) {
-  return kind == Kind::kBroadcast || kind == Kind::kReduce || kind == Kind::kGather || kind == Kind::kScatter;
+  return kind == Kind::kBroadcast || kind == Kind::kReduce || kind == Kind::kGather || kind == Kind::kScatter ||
+         kind == Kind::kGatherv || kind == Kind::kScatterv;
 }
 
 Signature signature_of(const Args& args) {
@@ -28,7 +30,7 @@ Signature signature_of(const Args& args) {
   s.kind = static_cast<uint32_t>(args.kind);
   if (args.kind != Kind::kBarrier) {
     s.datatype = static_cast<uint32_t>(args.datatype);
-    s.count = args.count;
+    if (!is_vector(args.kind)) s.count = args.count;  // vector counts differ between ranks
   }
   if (has_op(args.kind)) s.op = static_cast<uint32_t>(args.op);
   if (has_root(args.kind)) s.root = args.root;
@@ -37,11 +39,17 @@ Signature signature_of(const Args& args) {
 
 }  // namespace
 
-bool argument_check_enabled() {
-  static const config::Setting& check = config::setting("RCC_CHECK");
-  const char* value = config::value_of(check);
-  if (value[0] == '0' && value[1] == '\0') return false;  // the default, on every call: no parsing
-  return config::get_int_or_default("RCC_CHECK") != 0;
+Status argument_check_enabled(bool* enabled) {
+  static const settings::Setting& check = settings::find("RCC_CHECK");
+  const char* value = settings::raw(check);
+  if (value[0] == '0' && value[1] == '\0') {  // the default, on every call: no parsing
+    *enabled = false;
+    return RCC_SUCCESS;
+  }
+  std::string parsed;
+  RCC_RETURN_IF_ERROR(settings::choice("RCC_CHECK", &parsed));
+  *enabled = parsed == "1";
+  return RCC_SUCCESS;
 }
 
 Status check_arguments(Context& ctx, const Args& args, uint32_t phase) {
@@ -76,7 +84,8 @@ Status check_arguments(Context& ctx, const Args& args, uint32_t phase) {
     } else if (s.op != reference.op) {
       field = "op", mine = s.op, theirs = reference.op;
     } else if (s.root != reference.root) {
-      field = "root", mine = static_cast<unsigned long long>(s.root), theirs = static_cast<unsigned long long>(reference.root);
+      field = "root", mine = static_cast<unsigned long long>(s.root),
+      theirs = static_cast<unsigned long long>(reference.root);
     }
     if (field != nullptr) {
       return fail(RCC_ERR_MISMATCH, "RCC_CHECK: %s: rank %d passed %s %llu but rank 0 passed %llu",

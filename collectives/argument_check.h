@@ -7,7 +7,8 @@
 
 namespace rcc::collectives {
 
-bool argument_check_enabled();
+// RCC_CHECK, read at every call (a change takes effect at the next one).
+Status argument_check_enabled(bool* enabled);
 // Exchanges args with every rank (a fixed-size message, so it cannot itself mismatch) under phase.
 Status check_arguments(Context& ctx, const Args& args, uint32_t phase);
 

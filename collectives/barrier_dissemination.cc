@@ -1,8 +1,12 @@
 // Barrier, dissemination: ceil(log2(P)) rounds; in round k rank r signals r + 2^k and waits for
 // r - 2^k. After the last round every rank has heard, transitively, from every other.
 #include "collectives/algorithms.h"
+#include "collectives/cost_model.h"
+#include "collectives/registry.h"
 
 namespace rcc::collectives {
+
+namespace {
 
 Status barrier_dissemination(Context& ctx, const Args&) {
   const int ranks = ctx.size(), rank = ctx.rank();
@@ -14,5 +18,13 @@ Status barrier_dissemination(Context& ctx, const Args&) {
   }
   return RCC_SUCCESS;
 }
+
+double barrier_dissemination_cost(size_t, int ranks) { return cost::log2_ceil(ranks) * cost::kAlpha; }
+
+}  // namespace
+
+extern const AlgorithmRow kBarrierDissemination;
+const AlgorithmRow kBarrierDissemination{
+    Kind::kBarrier, "dissemination", "", barrier_dissemination, barrier_dissemination_cost, Needs::kMessages};
 
 }  // namespace rcc::collectives

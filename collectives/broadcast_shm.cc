@@ -14,10 +14,14 @@
 #include <cstring>
 
 #include "collectives/algorithms.h"
+#include "collectives/registry.h"
 #include "shm/stream_copy.h"
 
 namespace rcc::collectives {
 namespace {
+
+// From this size the other ranks copy out with streaming stores too (tried: docs/shared-memory.md).
+constexpr size_t kStreamOutBytes = size_t{4} << 20;
 
 // Two chunks per call (but >= 16 KiB, <= one slot): the others' copy of the first half overlaps
 // the root's copy of the second; more, smaller chunks overlap more but cost a step each. When
@@ -51,8 +55,6 @@ Status broadcast_across(shm::Segment& segment, const Args& args, size_t bytes) {
   return RCC_SUCCESS;
 }
 
-}  // namespace
-
 Status broadcast_shm(Context& ctx, const Args& args) {
   shm::Segment& segment = ctx.shm();
   const size_t bytes = args.count * rcc_datatype_size(args.datatype);
@@ -64,6 +66,7 @@ Status broadcast_shm(Context& ctx, const Args& args) {
   // switch per call. With a core per rank the slots measured faster.
   const bool in_cell = segment.has_cells() && bytes <= shm::Segment::kCellBytes;
   const bool streaming = !in_cell && segment.streams_broadcast(bytes);
+  const bool stream_out = bytes >= kStreamOutBytes;
   const size_t chunk = chunk_bytes(bytes, segment.slot_bytes(), segment.oversubscribed());
   for (size_t base = 0; base < bytes; base += chunk) {
     const size_t length = std::min(chunk, bytes - base);
@@ -78,11 +81,20 @@ Status broadcast_shm(Context& ctx, const Args& args) {
       }
     } else {
       RCC_RETURN_IF_ERROR(segment.wait_for(args.root, "broadcast"));
-      std::memcpy(buf + base, shared, length);
+      if (stream_out) {
+        shm::copy_streaming(buf + base, shared, length);
+      } else {
+        std::memcpy(buf + base, shared, length);
+      }
     }
     segment.publish();
   }
   return RCC_SUCCESS;
 }
+
+}  // namespace
+
+extern const AlgorithmRow kBroadcastShm;
+const AlgorithmRow kBroadcastShm{Kind::kBroadcast, "shm", "", broadcast_shm, nullptr, Needs::kSharedMemory};
 
 }  // namespace rcc::collectives

@@ -1,9 +1,10 @@
 #include "collectives/collective.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
-#include "core/log.h"
+#include "base/log.h"
 
 namespace rcc::collectives {
 
@@ -18,19 +19,23 @@ const char* kind_name(Kind kind) {
     case Kind::kGather: return "gather";
     case Kind::kScatter: return "scatter";
     case Kind::kBarrier: return "barrier";
+    case Kind::kAllgatherv: return "allgatherv";
+    case Kind::kAlltoallv: return "alltoallv";
+    case Kind::kGatherv: return "gatherv";
+    case Kind::kScatterv: return "scatterv";
+    case Kind::kReduceScatterv: return "reduce_scatterv";
+    case Kind::kScan: return "scan";
+    case Kind::kExscan: return "exscan";
   }
   return "unknown";
 }
 
-Context::Context(rcc_comm* comm, uint64_t sequence)
-    : engine_(comm->engine.get()), shm_(comm->shm.get()), rank_(comm->rank), size_(comm->size), sequence_(sequence) {}
-
 Status Context::isend(const void* buffer, size_t bytes, int peer, int tag, p2p::Request** out) {
-  return engine_->isend(buffer, bytes, peer, tag, p2p::kCollectiveContext, out);
+  return engine_->isend(buffer, bytes, group_->member(peer), tag, context_, out);
 }
 
 Status Context::irecv(void* buffer, size_t bytes, int peer, int tag, p2p::Request** out) {
-  return engine_->irecv(buffer, bytes, peer, tag, p2p::kCollectiveContext, out);
+  return engine_->irecv(buffer, bytes, group_->member(peer), tag, context_, out);
 }
 
 Status Context::send(const void* buffer, size_t bytes, int peer, int tag) {
@@ -156,6 +161,7 @@ size_t segment_count(size_t bytes) {
 }
 
 size_t BlockLayout::offset(int b) const {
+  if (given_counts != nullptr) return given_offsets[b];
   if (even) return each * static_cast<size_t>(b);
   const size_t base = total / blocks, extra = total % blocks;
   const size_t ub = static_cast<size_t>(b);
@@ -163,17 +169,33 @@ size_t BlockLayout::offset(int b) const {
 }
 
 size_t BlockLayout::count(int b) const {
+  if (given_counts != nullptr) return given_counts[b];
   if (even) return each;
   const size_t base = total / blocks, extra = total % blocks;
   return base + (static_cast<size_t>(b) < extra ? 1 : 0);
 }
 
-size_t BlockLayout::max_count() const { return even ? each : total / blocks + (total % blocks ? 1 : 0); }
+size_t BlockLayout::max_count() const {
+  if (given_counts != nullptr) return given_max;
+  return even ? each : total / blocks + (total % blocks ? 1 : 0);
+}
 
 BlockLayout BlockLayout::split(size_t total, int blocks) {
   BlockLayout layout;
   layout.total = total;
   layout.blocks = blocks;
+  return layout;
+}
+
+BlockLayout BlockLayout::given(const size_t* counts, const size_t* offsets, int blocks) {
+  BlockLayout layout;
+  layout.blocks = blocks;
+  layout.given_counts = counts;
+  layout.given_offsets = offsets;
+  for (int b = 0; b < blocks; ++b) {
+    layout.total += counts[b];
+    layout.given_max = std::max(layout.given_max, counts[b]);
+  }
   return layout;
 }
 

@@ -7,19 +7,43 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/comm.h"
-#include "core/status.h"
+#include "base/status.h"
 #include "p2p/engine.h"
 #include "rcc/rcc.h"
+#include "shm/segment.h"
 
 namespace rcc::collectives {
 
-enum class Kind { kAllreduce, kBroadcast, kReduce, kAllgather, kReduceScatter, kAlltoall, kGather, kScatter, kBarrier };
-constexpr int kNumKinds = 9;
+enum class Kind {
+  kAllreduce,
+  kBroadcast,
+  kReduce,
+  kAllgather,
+  kReduceScatter,
+  kAlltoall,
+  kGather,
+  kScatter,
+  kBarrier,
+  kAllgatherv,
+  kAlltoallv,
+  kGatherv,
+  kScatterv,
+  kReduceScatterv,
+  kScan,
+  kExscan,
+};
+constexpr int kNumKinds = 16;
 const char* kind_name(Kind kind);
+// The vector collectives: each rank's counts differ, so count says only how much this rank moves.
+inline bool is_vector(Kind kind) {
+  return kind == Kind::kAllgatherv || kind == Kind::kAlltoallv || kind == Kind::kGatherv || kind == Kind::kScatterv ||
+         kind == Kind::kReduceScatterv;
+}
 
 // The arguments of one collective call, already validated by the public API. count is the
-// per-rank element count the public function takes (sendcount, recvcount, count per peer).
+// per-rank element count the public function takes (sendcount, recvcount, count per peer); for
+// the vector collectives, the elements this rank sends and receives (what the tuner weighs), with
+// the counts and displacements (one per rank, in elements) below.
 struct Args {
   Kind kind = Kind::kBarrier;
   const void* sendbuf = nullptr;
@@ -28,13 +52,27 @@ struct Args {
   rcc_datatype_t datatype = RCC_UINT8;
   rcc_op_t op = RCC_SUM;
   int root = 0;
+  const size_t* sendcounts = nullptr;  // alltoallv, scatterv (root)
+  const size_t* sdispls = nullptr;     // alltoallv, scatterv (root)
+  const size_t* recvcounts = nullptr;  // allgatherv, alltoallv, gatherv (root), reduce_scatterv
+  const size_t* rdispls = nullptr;     // allgatherv, alltoallv, gatherv (root)
 };
 
 // One collective in flight on one rank. Tags carry the collective's sequence number, so messages
 // of consecutive collectives (and of different phases of one) never match each other.
 class Context {
  public:
-  Context(rcc_comm* comm, uint64_t sequence);
+  // segment may be null (then only message-based algorithms run); group holds the communicator's
+  // ranks among the engine's, rank is this one's in it; sequence numbers the collective among the
+  // communicator's collectives (the same on every rank). Peers are ranks of the group.
+  Context(p2p::Engine& engine, shm::Segment* segment, const p2p::Group& group, int rank, uint64_t sequence)
+      : engine_(&engine),
+        shm_(segment),
+        group_(&group),
+        context_(p2p::collective_context(group.id())),
+        rank_(rank),
+        size_(group.size()),
+        sequence_(sequence) {}
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -49,8 +87,8 @@ class Context {
   Status send(const void* buffer, size_t bytes, int peer, int tag);
   Status recv(void* buffer, size_t bytes, int peer, int tag);
   // Sends to one peer and receives from another at once (the two may be equal).
-  Status sendrecv(const void* send_buffer, size_t send_bytes, int to, void* recv_buffer, size_t recv_bytes,
-                  int from, int tag);
+  Status sendrecv(const void* send_buffer, size_t send_bytes, int to, void* recv_buffer, size_t recv_bytes, int from,
+                  int tag);
   // Posts a send into `sends` (which may bound how many are in flight) / a receive into
   // `receives`, storing its index there in *index when index is not null.
   Status post_send(class RequestSet& sends, const void* buffer, size_t bytes, int peer, int tag);
@@ -59,6 +97,8 @@ class Context {
  private:
   p2p::Engine* engine_;
   shm::Segment* shm_;
+  const p2p::Group* group_;
+  uint32_t context_;
   int rank_;
   int size_;
   uint64_t sequence_;
@@ -91,8 +131,8 @@ class RequestSet {
 
   p2p::Engine& engine_;
   size_t window_ = 0;
-  size_t oldest_ = 0;      // with a window: index of the oldest request not yet waited for
-  size_t in_flight_ = 0;   // with a window: requests not yet waited for
+  size_t oldest_ = 0;     // with a window: index of the oldest request not yet waited for
+  size_t in_flight_ = 0;  // with a window: requests not yet waited for
   std::vector<p2p::Request*> pending_;
 };
 
@@ -129,11 +169,16 @@ struct BlockLayout {
   int blocks = 1;
   bool even = false;  // equal blocks of `each` elements (allgather, reduce_scatter)
   size_t each = 0;
+  const size_t* given_counts = nullptr;   // given blocks (the vector collectives), when not null
+  const size_t* given_offsets = nullptr;  // may leave gaps and come in any order
+  size_t given_max = 0;
   size_t offset(int b) const;
   size_t count(int b) const;
   size_t max_count() const;
-  static BlockLayout split(size_t total, int blocks);   // first total % blocks blocks get one more
+  static BlockLayout split(size_t total, int blocks);  // first total % blocks blocks get one more
   static BlockLayout equal(size_t each, int blocks);
+  // counts and offsets (one per block) must outlive the layout.
+  static BlockLayout given(const size_t* counts, const size_t* offsets, int blocks);
 };
 
 inline int mod(int value, int n) { return ((value % n) + n) % n; }

@@ -2,12 +2,12 @@
 #pragma once
 
 #include "collectives/collective.h"
-#include "collectives/tuner.h"
+#include "collectives/registry.h"
 
 namespace rcc::collectives {
 
-// Numbers the collective, checks arguments across ranks when RCC_CHECK=1 (check_arguments is
-// read at issue time and passed in), skips count 0 and dispatches to the algorithm.
-Status execute(rcc_comm* comm, const Args& args, Algorithm algorithm, bool check);
+// Checks arguments across ranks when `check` (RCC_CHECK=1, read at issue time), skips count 0
+// and runs the algorithm.
+Status execute(Context& ctx, const Args& args, const AlgorithmRow& algorithm, bool check);
 
 }  // namespace rcc::collectives

@@ -3,8 +3,12 @@
 #include <cstring>
 
 #include "collectives/algorithms.h"
+#include "collectives/cost_model.h"
+#include "collectives/registry.h"
 
 namespace rcc::collectives {
+
+namespace {
 
 Status gather_linear(Context& ctx, const Args& args) {
   const int ranks = ctx.size(), rank = ctx.rank(), tag = ctx.tag(0);
@@ -19,5 +23,12 @@ Status gather_linear(Context& ctx, const Args& args) {
   if (output + rank * block != args.sendbuf) std::memmove(output + rank * block, args.sendbuf, block);
   return requests.wait_all();
 }
+
+double gather_linear_cost(size_t bytes, int ranks) { return cost::linear_steps(bytes, ranks); }
+
+}  // namespace
+
+extern const AlgorithmRow kGatherLinear;
+const AlgorithmRow kGatherLinear{Kind::kGather, "linear", "", gather_linear, gather_linear_cost, Needs::kMessages};
 
 }  // namespace rcc::collectives

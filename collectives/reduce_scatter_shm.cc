@@ -6,33 +6,37 @@
 #include <vector>
 
 #include "collectives/algorithms.h"
+#include "collectives/registry.h"
 #include "collectives/shm_pieces.h"
 
 namespace rcc::collectives {
 
+namespace {
+
 Status reduce_scatter_shm(Context& ctx, const Args& args) {
-  shm::Segment& segment = ctx.shm();
-  const int n = segment.size(), rank = segment.rank();
-  const size_t element = rcc_datatype_size(args.datatype), block = args.count * element;
-  const size_t piece = shm_piece_bytes(segment.slot_bytes(), n, element);
-  const auto* send = static_cast<const uint8_t*>(args.sendbuf);
-  auto* recv = static_cast<uint8_t*>(args.recvbuf);
-  const size_t me = static_cast<size_t>(rank);
-  std::vector<const uint8_t*>& inputs = shm_input_list(n);
+  const ShmCall call(ctx, args);
+  shm::Segment& segment = call.segment;
+  const size_t block = args.count * call.element;
+  const size_t piece = shm_piece_bytes(segment.slot_bytes(), call.ranks, call.element);
+  const size_t me = static_cast<size_t>(call.rank);
+  std::vector<const uint8_t*>& inputs = shm_input_list(call.ranks);
   for (size_t base = 0; base < block; base += piece) {
     const size_t length = std::min(piece, block - base);
     RCC_RETURN_IF_ERROR(segment.begin("reduce_scatter"));
     const uint64_t step = segment.next_step();
-    uint8_t* slot = segment.slot(rank, step);
     // Own piece too: then no input can alias recvbuf, whatever the caller passed.
-    for (int p = 0; p < n; ++p) {
-      std::memcpy(slot + static_cast<size_t>(p) * piece, send + static_cast<size_t>(p) * block + base, length);
-    }
+    stage_pieces(segment.slot(call.rank, step), call.send, call.ranks, block, piece, base, length, -1);
     RCC_RETURN_IF_ERROR(segment.step("reduce_scatter"));
-    for (int q = 0; q < n; ++q) inputs[static_cast<size_t>(q)] = segment.slot(q, step) + me * piece;
-    shm_reduce_in_order(recv + base, inputs.data(), n, length / element, args);
+    for (int q = 0; q < call.ranks; ++q) inputs[static_cast<size_t>(q)] = segment.slot(q, step) + me * piece;
+    shm_reduce_in_order(call.recv + base, inputs.data(), call.ranks, length / call.element, args);
   }
   return RCC_SUCCESS;
 }
+
+}  // namespace
+
+extern const AlgorithmRow kReduceScatterShm;
+const AlgorithmRow kReduceScatterShm{Kind::kReduceScatter, "shm",   "",
+                                     reduce_scatter_shm,   nullptr, Needs::kSharedMemory};
 
 }  // namespace rcc::collectives

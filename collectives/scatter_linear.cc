@@ -3,8 +3,12 @@
 #include <cstring>
 
 #include "collectives/algorithms.h"
+#include "collectives/cost_model.h"
+#include "collectives/registry.h"
 
 namespace rcc::collectives {
+
+namespace {
 
 Status scatter_linear(Context& ctx, const Args& args) {
   const int ranks = ctx.size(), rank = ctx.rank(), tag = ctx.tag(0);
@@ -19,5 +23,12 @@ Status scatter_linear(Context& ctx, const Args& args) {
   if (input + rank * block != args.recvbuf) std::memmove(args.recvbuf, input + rank * block, block);
   return requests.wait_all();
 }
+
+double scatter_linear_cost(size_t bytes, int ranks) { return cost::linear_steps(bytes, ranks); }
+
+}  // namespace
+
+extern const AlgorithmRow kScatterLinear;
+const AlgorithmRow kScatterLinear{Kind::kScatter, "linear", "", scatter_linear, scatter_linear_cost, Needs::kMessages};
 
 }  // namespace rcc::collectives

@@ -12,7 +12,9 @@
 #include <cstring>
 
 #include "collectives/algorithms.h"
-#include "collectives/reduce_kernels.h"
+#include "collectives/shm_pieces.h"
+#include "kernels/reduce_kernels.h"
+#include "shm/stream_copy.h"
 
 namespace rcc::collectives {
 namespace {
@@ -24,6 +26,17 @@ size_t portion_begin(size_t count, int p, int parts, size_t element) {
   const size_t lines = (count + per_line - 1) / per_line;
   return std::min(count, lines * static_cast<size_t>(p) / static_cast<size_t>(parts) * per_line);
 }
+
+// From this many bytes an out-of-place one-step reduction streams its result out.
+constexpr size_t kStreamOutputBytes = size_t{4} << 20;
+
+// A reduction through the slots, a chunk of one slot at a time.
+struct ChunkedReduce : ShmCall {
+  ChunkedReduce(Context& ctx, const Args& args, bool everyone_receives)
+      : ShmCall(ctx, args), chunk(segment.slot_bytes() / element), receives(everyone_receives || rank == args.root) {}
+  const size_t chunk;   // elements per chunk
+  const bool receives;  // this rank gets the result
+};
 
 }  // namespace
 
@@ -52,14 +65,18 @@ bool shm_reduce_in_one_step(size_t bytes, int ranks) {
 }
 
 Status shm_reduce_one_step(Context& ctx, const Args& args, bool everyone_receives) {
-  shm::Segment& segment = ctx.shm();
-  const int n = segment.size(), rank = segment.rank();
-  const size_t element = rcc_datatype_size(args.datatype);
-  const size_t chunk = segment.slot_bytes() / element;
-  const bool receives = everyone_receives || rank == args.root;
-  const auto* send = static_cast<const uint8_t*>(args.sendbuf);
-  auto* recv = static_cast<uint8_t*>(args.recvbuf);
+  const ChunkedReduce call(ctx, args, everyone_receives);
+  shm::Segment& segment = call.segment;
+  const int n = call.ranks, rank = call.rank;
+  const size_t element = call.element, chunk = call.chunk;
+  const bool receives = call.receives;
+  const uint8_t* send = call.send;
+  uint8_t* recv = call.recv;
   const uint8_t** inputs = shm_input_list(n).data();
+  // Out of place and larger than the caches: the result goes out with streaming stores.
+  const bool stream_output = receives && args.sendbuf != args.recvbuf && args.count * element >= kStreamOutputBytes;
+  uint8_t* staging = nullptr;
+  if (stream_output) RCC_RETURN_IF_ERROR(scratch(2, chunk * element, &staging));
   for (size_t base = 0; base < args.count; base += chunk) {
     const size_t length = std::min(chunk, args.count - base);
     RCC_RETURN_IF_ERROR(segment.begin(kind_name(args.kind)));
@@ -72,19 +89,26 @@ Status shm_reduce_one_step(Context& ctx, const Args& args, bool everyone_receive
     RCC_RETURN_IF_ERROR(segment.step(kind_name(args.kind)));
     // Own input read in place when it is one of the first two (the kernel may write over those).
     for (int q = 0; q < n; ++q) inputs[q] = q == rank && q < 2 ? send + base * element : segment.slot(q, step);
-    shm_reduce_in_order(recv + base * element, inputs, n, length, args);
+    if (stream_output) {
+      // Reduced in this core's cache, then streamed out: storing into recvbuf directly would first
+      // read each of its lines from memory.
+      shm_reduce_in_order(staging, inputs, n, length, args);
+      shm::copy_streaming(recv + base * element, staging, length * element);
+    } else {
+      shm_reduce_in_order(recv + base * element, inputs, n, length, args);
+    }
   }
   return RCC_SUCCESS;
 }
 
 Status shm_reduce_chunks(Context& ctx, const Args& args, bool everyone_receives) {
-  shm::Segment& segment = ctx.shm();
-  const int n = segment.size(), rank = segment.rank();
-  const size_t element = rcc_datatype_size(args.datatype);
-  const size_t chunk = segment.slot_bytes() / element;
-  const bool receives = everyone_receives || rank == args.root;
-  const auto* send = static_cast<const uint8_t*>(args.sendbuf);
-  auto* recv = static_cast<uint8_t*>(args.recvbuf);
+  const ChunkedReduce call(ctx, args, everyone_receives);
+  shm::Segment& segment = call.segment;
+  const int n = call.ranks, rank = call.rank;
+  const size_t element = call.element, chunk = call.chunk;
+  const bool receives = call.receives;
+  const uint8_t* send = call.send;
+  uint8_t* recv = call.recv;
   std::vector<const uint8_t*>& inputs = shm_input_list(n);
   for (size_t base = 0; base < args.count; base += chunk) {
     const size_t length = std::min(chunk, args.count - base);

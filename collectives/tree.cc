@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include "collectives/algorithms.h"
-#include "collectives/reduce_kernels.h"
+#include "kernels/reduce_kernels.h"
 
 namespace rcc::collectives {
 namespace {

@@ -26,7 +26,9 @@ LineForwarder::LineForwarder(int pipe_fd, int out_fd, int rank)
     : pipe_fd_(pipe_fd), out_fd_(out_fd), prefix_("[" + std::to_string(rank) + "] ") {}
 
 LineForwarder::LineForwarder(LineForwarder&& other) noexcept
-    : pipe_fd_(other.pipe_fd_), out_fd_(other.out_fd_), prefix_(std::move(other.prefix_)),
+    : pipe_fd_(other.pipe_fd_),
+      out_fd_(other.out_fd_),
+      prefix_(std::move(other.prefix_)),
       partial_(std::move(other.partial_)) {
   other.pipe_fd_ = -1;
 }

@@ -39,7 +39,8 @@ bool parse_host_item(const std::string& item, HostSlots* out, std::string* error
   HostSlots host;
   size_t colon = item.rfind(':');
   // An IPv6 literal has several colons; only "[v6]:N" carries slots then.
-  bool has_slots = colon != std::string::npos && (item.find(':') == colon || (item[0] == '[' && item[colon - 1] == ']'));
+  bool has_slots =
+      colon != std::string::npos && (item.find(':') == colon || (item[0] == '[' && item[colon - 1] == ']'));
   host.host = has_slots ? item.substr(0, colon) : item;
   if (!host.host.empty() && host.host.front() == '[' && host.host.back() == ']') {
     host.host = host.host.substr(1, host.host.size() - 2);
@@ -80,7 +81,10 @@ const char* usage() {
          "  -x VAR[,VAR]           forward VAR's value to every rank (repeatable; -x VAR=VAL sets it)\n"
          "  --env VAR=VAL          set VAR for every rank (repeatable)\n"
          "  --tag-output           prefix every output line with [rank]\n"
-         "  --bind-to core|none    bind local rank i to core i mod cores (default none)\n"
+         "  --bind-to auto|core|numa|none\n"
+         "                         auto (default): a core each, spread over packages and NUMA nodes,\n"
+         "                         when a host runs no more ranks than it has cores; else unbound\n"
+         "  --report-bindings      print each local rank's CPUs before starting\n"
          "  --timeout SEC          stop the job after SEC seconds (exit status 124)\n"
          "  --failure-grace SEC    after a rank fails, let the others exit by themselves for SEC seconds\n"
          "                         (default 10; 0: at once), then SIGTERM, then SIGKILL 3 s later\n"
@@ -201,10 +205,16 @@ bool parse_command_line(int argc, const char* const* argv, Options* options, std
         parsed.binding = Binding::kCore;
       } else if (value == "none") {
         parsed.binding = Binding::kNone;
+      } else if (value == "numa") {
+        parsed.binding = Binding::kNuma;
+      } else if (value == "auto") {
+        parsed.binding = Binding::kAuto;
       } else {
-        *error = "--bind-to: '" + value + "' is not core or none";
+        *error = "--bind-to: '" + value + "' is not auto, core, numa or none";
         return false;
       }
+    } else if (arg == "--report-bindings") {
+      parsed.report_bindings = true;
     } else if (matches(arg, "--timeout")) {
       if (!value_of(arg, "--timeout", &value)) return false;
       char* end = nullptr;

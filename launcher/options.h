@@ -6,14 +6,14 @@
 #include <utility>
 #include <vector>
 
+#include "binding.h"
+
 namespace rccrun {
 
 struct HostSlots {
   std::string host;
   int slots = 1;
 };
-
-enum class Binding { kNone, kCore };
 
 struct Options {
   int ranks = 0;  // -n; 0: the hosts' total slots
@@ -22,7 +22,8 @@ struct Options {
   std::vector<std::string> forwarded;                         // -x VAR
   std::vector<std::pair<std::string, std::string>> settings;  // --env VAR=VAL (and -x VAR=VAL)
   bool tag_output = false;
-  Binding binding = Binding::kNone;
+  Binding binding = Binding::kAuto;
+  bool report_bindings = false;
   double timeout_s = 0;  // 0: none
   // After the first rank fails, how long the others get to exit by themselves (rcc reports the
   // death to them) before SIGTERM; 0: at once.
@@ -49,8 +50,7 @@ struct Placement {
 };
 
 // Fills hosts in order, slot by slot. No hosts: all ranks on localhost (ranks must be > 0).
-bool place_ranks(int ranks, const std::vector<HostSlots>& hosts, std::vector<Placement>* placement,
-                 std::string* error);
+bool place_ranks(int ranks, const std::vector<HostSlots>& hosts, std::vector<Placement>* placement, std::string* error);
 
 // 'text' quoted for a POSIX shell.
 std::string shell_quote(const std::string& text);

@@ -1,8 +1,6 @@
 // rccrun: hosts the rendezvous store, starts the ranks (locally or through --rsh), forwards their
 // output and signals, and stops the whole job as soon as one rank fails.
 #include <fcntl.h>
-#include <hwloc.h>
-#include <hwloc/glibc-sched.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -12,19 +10,20 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdarg>
 #include <chrono>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <set>
+#include <thread>
 
-#include "bootstrap/store.h"
 #include "bootstrap/job.h"
+#include "bootstrap/store.h"
 #include "line_forwarder.h"
 #include "options.h"
-
-extern char** environ;
+#include "rank_setup.h"
+#include "say.h"
 
 namespace rccrun {
 namespace {
@@ -36,86 +35,8 @@ constexpr auto kKillGrace = std::chrono::seconds(3);
 // Deaths this close to the first one are compared to find the cause (see report_failure).
 constexpr auto kFailureSettle = std::chrono::milliseconds(500);
 
-const char* const kRankVariables[] = {"RCC_RANK", "RCC_SIZE", "RCC_LOCAL_RANK", "RCC_LOCAL_SIZE", "RCC_STORE_ADDR",
-                                      "RCC_JOB_SECRET"};
-
-void say(const char* format, ...) __attribute__((format(printf, 1, 2)));
-void say(const char* format, ...) {
-  char line[2048];
-  va_list args;
-  va_start(args, format);
-  int n = std::snprintf(line, sizeof line, "rccrun: ");
-  std::vsnprintf(line + n, sizeof line - static_cast<size_t>(n) - 1, format, args);
-  va_end(args);
-  std::string text = std::string(line) + "\n";
-  ssize_t ignored = write(STDERR_FILENO, text.data(), text.size());
-  (void)ignored;
-}
-
-std::string signal_text(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return std::to_string(sig) + (abbrev ? std::string(" (SIG") + abbrev + ")" : std::string());
-}
-
-bool is_local_host(const std::string& host) {
-  if (host == "localhost" || host == "127.0.0.1" || host == "::1") return true;
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return false;
-  std::string full = name;
-  return host == full || host == full.substr(0, full.find('.'));
-}
-
-// The program as execve needs it: a path, searched in PATH when it has no slash.
-std::optional<std::string> resolve_program(const std::string& program) {
-  auto executable = [](const std::string& path) {
-    struct stat st{};
-    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
-  };
-  if (program.find('/') != std::string::npos) return executable(program) ? std::optional(program) : std::nullopt;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t colon = dirs.find(':', start);
-    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
-    if (executable(candidate)) return candidate;
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return std::nullopt;
-}
-
-std::vector<std::string> split_words(const std::string& text) {
-  std::vector<std::string> words;
-  std::string word;
-  for (char c : text) {
-    if (c == ' ' || c == '\t') {
-      if (!word.empty()) words.push_back(word);
-      word.clear();
-    } else {
-      word += c;
-    }
-  }
-  if (!word.empty()) words.push_back(word);
-  return words;
-}
-
-// Everything a rank's child process needs, prepared before fork (the child only calls
-// async-signal-safe functions).
-struct Rank {
-  int rank = 0;
-  Placement placement;
-  bool local = true;
-  std::string path;
-  std::vector<std::string> argv;
-  std::vector<std::string> env;
-  std::optional<cpu_set_t> cpus;
-  pid_t pid = -1;
-  bool running = false;
-  int stdout_pipe[2] = {-1, -1};
-  int stderr_pipe[2] = {-1, -1};
-};
+const char* const kRankVariables[] = {"RCC_RANK",       "RCC_SIZE",       "RCC_LOCAL_RANK",
+                                      "RCC_LOCAL_SIZE", "RCC_STORE_ADDR", "RCC_JOB_SECRET"};
 
 std::vector<char*> pointers(std::vector<std::string>& strings) {
   std::vector<char*> result;
@@ -126,7 +47,8 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 class Job {
  public:
-  Job(Options options, std::vector<Placement> placement) : options_(std::move(options)), placement_(std::move(placement)) {}
+  Job(Options options, std::vector<Placement> placement)
+      : options_(std::move(options)), placement_(std::move(placement)) {}
 
   int run() {
     sigset_t handled;
@@ -141,7 +63,7 @@ class Job {
       return 1;
     }
     if (!start_store()) return 1;
-    if (!prepare_ranks()) return 1;
+    if (!prepare_ranks(options_, placement_, store_->address(), secret_, &ranks_)) return 1;
     if (options_.display_map) display_map();
     for (Rank& rank : ranks_) {
       if (!spawn(rank)) {
@@ -172,98 +94,6 @@ class Job {
     return true;
   }
 
-  bool prepare_ranks() {
-    const std::string& program = options_.command[0];
-    std::optional<std::string> local_path;
-    bool any_local = false;
-    for (const Placement& p : placement_) any_local = any_local || is_local_host(p.host);
-    if (any_local) {
-      local_path = resolve_program(program);
-      if (!local_path) {
-        say("cannot start '%s': not found or not executable%s", program.c_str(),
-            program.find('/') == std::string::npos ? " (searched PATH)" : "");
-        return false;
-      }
-    }
-    char cwd[4096];
-    if (getcwd(cwd, sizeof cwd) == nullptr) std::strcpy(cwd, "/");
-    std::vector<std::pair<std::string, std::string>> remote_settings;  // what remote ranks get besides RCC_*
-    for (const std::string& name : options_.forwarded) {
-      const char* value = std::getenv(name.c_str());
-      if (value == nullptr) {
-        say("warning: -x %s: not set here, not forwarded", name.c_str());
-        continue;
-      }
-      remote_settings.emplace_back(name, value);
-    }
-    for (const auto& setting : options_.settings) remote_settings.push_back(setting);
-
-    hwloc_topology_t topology = nullptr;
-    int cores = 0;
-    if (options_.binding == Binding::kCore) {
-      hwloc_topology_init(&topology);
-      hwloc_topology_load(topology);
-      cores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
-      if (cores <= 0) say("warning: --bind-to core: hwloc found no cores; not binding");
-    }
-    for (size_t i = 0; i < placement_.size(); ++i) {
-      Rank rank;
-      rank.rank = static_cast<int>(i);
-      rank.placement = placement_[i];
-      rank.local = is_local_host(rank.placement.host);
-      std::vector<std::pair<std::string, std::string>> rank_settings = {
-          {"RCC_RANK", std::to_string(i)},
-          {"RCC_SIZE", std::to_string(placement_.size())},
-          {"RCC_LOCAL_RANK", std::to_string(rank.placement.local_rank)},
-          {"RCC_LOCAL_SIZE", std::to_string(rank.placement.local_size)},
-          {"RCC_STORE_ADDR", store_->address()},
-          {"RCC_JOB_SECRET", secret_}};
-      if (rank.local) {
-        // Local ranks inherit everything, with the job's settings replacing any inherited ones.
-        std::set<std::string> replaced;
-        for (const auto& [name, value] : rank_settings) replaced.insert(name);
-        for (const auto& [name, value] : options_.settings) replaced.insert(name);
-        for (char** e = environ; *e != nullptr; ++e) {
-          std::string entry = *e;
-          if (replaced.count(entry.substr(0, entry.find('='))) == 0) rank.env.push_back(entry);
-        }
-        for (const auto& [name, value] : rank_settings) rank.env.push_back(name + "=" + value);
-        for (const auto& [name, value] : options_.settings) rank.env.push_back(name + "=" + value);
-        rank.path = *local_path;
-        rank.argv = options_.command;
-        if (cores > 0) {
-          hwloc_obj_t core = hwloc_get_obj_by_type(topology, HWLOC_OBJ_CORE, static_cast<unsigned>(rank.placement.local_rank % cores));
-          cpu_set_t set;
-          CPU_ZERO(&set);
-          if (core != nullptr && hwloc_cpuset_to_glibc_sched_affinity(topology, core->cpuset, &set, sizeof set) == 0) {
-            rank.cpus = set;
-          }
-        }
-      } else {
-        // ssh semantics: one command string for the remote shell.
-        std::string command = "cd " + shell_quote(cwd) + " && exec env";
-        for (const auto& [name, value] : rank_settings) command += " " + shell_quote(name + "=" + value);
-        for (const auto& [name, value] : remote_settings) command += " " + shell_quote(name + "=" + value);
-        for (const std::string& word : options_.command) command += " " + shell_quote(word);
-        rank.argv = split_words(options_.rsh);
-        rank.argv.push_back(rank.placement.host);
-        rank.argv.push_back(command);
-        std::optional<std::string> rsh = resolve_program(rank.argv[0]);
-        if (!rsh) {
-          say("cannot start ranks on %s: --rsh program '%s' not found", rank.placement.host.c_str(), rank.argv[0].c_str());
-          if (topology) hwloc_topology_destroy(topology);
-          return false;
-        }
-        rank.path = *rsh;
-        for (char** e = environ; *e != nullptr; ++e) rank.env.emplace_back(*e);
-        if (options_.binding == Binding::kCore && i == 0) say("warning: --bind-to core applies to local ranks only");
-      }
-      ranks_.push_back(std::move(rank));
-    }
-    if (topology) hwloc_topology_destroy(topology);
-    return true;
-  }
-
   void display_map() {
     for (const Rank& rank : ranks_) {
       say("rank %d on %s (local rank %d of %d, %s)", rank.rank, rank.placement.host.c_str(), rank.placement.local_rank,
@@ -276,7 +106,11 @@ class Job {
       say("pipe: %s", std::strerror(errno));
       return false;
     }
-    int null_fd = rank.rank == 0 ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (!rank.stdin_secret.empty() && pipe2(rank.stdin_pipe, O_CLOEXEC) != 0) {
+      say("pipe: %s", std::strerror(errno));
+      return false;
+    }
+    int null_fd = rank.rank == 0 || rank.stdin_pipe[0] >= 0 ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
     std::vector<char*> argv = pointers(rank.argv);
     std::vector<char*> envp = pointers(rank.env);
     pid_t pid = fork();
@@ -293,9 +127,10 @@ class Job {
       for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) sigaction(sig, &default_action, nullptr);
       sigprocmask(SIG_SETMASK, &original_mask_, nullptr);
       if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+      if (rank.stdin_pipe[0] >= 0) dup2(rank.stdin_pipe[0], STDIN_FILENO);
       if (rank.stdout_pipe[1] >= 0) dup2(rank.stdout_pipe[1], STDOUT_FILENO);
       if (rank.stderr_pipe[1] >= 0) dup2(rank.stderr_pipe[1], STDERR_FILENO);
-      if (rank.cpus) sched_setaffinity(0, sizeof(cpu_set_t), &*rank.cpus);
+      if (rank.cpus) sched_setaffinity(0, sizeof(cpu_set_t), &rank.cpus->native());
       execve(rank.path.c_str(), argv.data(), envp.data());
       const char message[] = "rccrun: exec failed\n";
       ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
@@ -304,6 +139,7 @@ class Job {
     }
     setpgid(pid, pid);  // also here, so signalling the group never races the child's own call
     if (null_fd >= 0) close(null_fd);
+    if (rank.stdin_pipe[0] >= 0) pass_secret(rank);
     rank.pid = pid;
     rank.running = true;
     ++running_;
@@ -316,6 +152,36 @@ class Job {
       forwarders_.emplace_back(rank.stderr_pipe[0], STDERR_FILENO, rank.rank);
     }
     return true;
+  }
+
+  // A remote rank's stdin: the secret line (it fits the pipe's buffer), then, for rank 0, what
+  // rccrun reads on its own stdin (as a local rank 0 would have it); for the others, end of file.
+  static void pass_secret(Rank& rank) {
+    close(rank.stdin_pipe[0]);
+    const int out = rank.stdin_pipe[1];
+    const std::string& line = rank.stdin_secret;
+    ssize_t written = write(out, line.data(), line.size());
+    if (written != static_cast<ssize_t>(line.size()) || rank.rank != 0) {
+      close(out);
+      return;
+    }
+    std::thread([out] {
+      char buffer[65536];
+      for (;;) {
+        ssize_t n = read(STDIN_FILENO, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        ssize_t done = 0;
+        while (done < n) {
+          ssize_t m = write(out, buffer + done, static_cast<size_t>(n - done));
+          if (m < 0 && errno == EINTR) continue;
+          if (m <= 0) break;
+          done += m;
+        }
+        if (done < n) break;  // the rank is gone (SIGPIPE is ignored here)
+      }
+      close(out);
+    }).detach();
   }
 
   void signal_all(int sig) {
@@ -413,7 +279,8 @@ class Job {
       int sig = static_cast<int>(info.ssi_signo);
       if (sig == SIGCHLD) continue;  // reaped below
       if (!stop_signal_sent_) {
-        say("received signal %s; forwarding it to %d rank%s", signal_text(sig).c_str(), running_, running_ == 1 ? "" : "s");
+        say("received signal %s; forwarding it to %d rank%s", signal_text(sig).c_str(), running_,
+            running_ == 1 ? "" : "s");
         begin_stop(128 + sig, sig);
       } else {
         say("received signal %s again; killing every rank", signal_text(sig).c_str());
@@ -426,7 +293,8 @@ class Job {
   void supervise() {
     std::optional<Clock::time_point> job_deadline;
     if (options_.timeout_s > 0) {
-      job_deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.timeout_s));
+      job_deadline =
+          Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.timeout_s));
     }
     reap();
     while (running_ > 0) {
@@ -458,7 +326,8 @@ class Job {
       if (fds[0].revents != 0) on_signals();
       auto now = Clock::now();
       if (job_deadline && !stopping_ && now >= *job_deadline) {
-        say("the job exceeded --timeout %g s; stopping %d rank%s", options_.timeout_s, running_, running_ == 1 ? "" : "s");
+        say("the job exceeded --timeout %g s; stopping %d rank%s", options_.timeout_s, running_,
+            running_ == 1 ? "" : "s");
         begin_stop(124, SIGTERM);
       }
       if (report_at_ && now >= *report_at_) report_failure();
@@ -468,8 +337,9 @@ class Job {
         send_stop_signal(SIGTERM);
       }
       if (kill_at_ && now >= *kill_at_) {
-        if (running_ > 0) say("%d rank%s still running %lld s after SIGTERM; sending SIGKILL", running_,
-                              running_ == 1 ? "" : "s", static_cast<long long>(kKillGrace.count()));
+        if (running_ > 0)
+          say("%d rank%s still running %lld s after SIGTERM; sending SIGKILL", running_, running_ == 1 ? "" : "s",
+              static_cast<long long>(kKillGrace.count()));
         signal_all(SIGKILL);
         kill_at_.reset();
       }
@@ -498,8 +368,8 @@ class Job {
     pid_t pid;
     int status;  // from waitpid
   };
-  std::vector<Failure> failures_;                 // failed ranks seen before the cause is named
-  std::optional<Clock::time_point> report_at_;    // when to name it
+  std::vector<Failure> failures_;                  // failed ranks seen before the cause is named
+  std::optional<Clock::time_point> report_at_;     // when to name it
   std::optional<Clock::time_point> terminate_at_;  // end of the failure grace period
   std::optional<Clock::time_point> kill_at_;
 };

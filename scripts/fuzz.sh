@@ -11,19 +11,21 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 out=$root/build-fuzz
 seconds=${RCC_FUZZ_SECONDS:-30}
-targets=${RCC_FUZZ_TARGETS:-frame verbs_wire unique_id}
+targets=${RCC_FUZZ_TARGETS:-frame verbs_wire unique_id liveness_hello iwarp_connect}
 cxx=${CXX_FUZZ:-clang++}
 flags=(-std=c++20 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror -fsanitize=address,undefined
        -fno-sanitize-recover=all -I"$root/include" -I"$root/src" -I"$root")
 
-# target -> the rcc sources it needs (core status/log/config are common to all).
-common=(src/core/status.cc src/core/log.cc src/core/config.cc)
+# target -> the rcc sources it needs (base status/log/settings are common to all).
+common=(src/base/status.cc src/base/log.cc src/base/settings.cc)
 sources_of() {
   case $1 in
     frame) echo src/bootstrap/frame.cc ;;
     verbs_wire) echo src/transport/verbs/wire.cc ;;
-    unique_id) echo src/bootstrap/job.cc src/bootstrap/socket_util.cc src/bootstrap/frame.cc \
-                 src/bootstrap/store_client.cc src/bootstrap/store_server.cc ;;
+    liveness_hello) echo src/bootstrap/liveness_hello.cc ;;
+    iwarp_connect) echo src/transport/verbs/connect_request.cc ;;
+    unique_id) echo src/bootstrap/unique_id.cc src/bootstrap/socket_util.cc src/bootstrap/frame.cc \
+                 src/bootstrap/store_client.cc src/bootstrap/store_server.cc src/bootstrap/refusals.cc ;;
   esac
 }
 
@@ -38,11 +40,13 @@ compile() {  # SOURCE -> prints the object path
 
 if [ "${1:-}" = --make-corpus ]; then
   objs=()
-  for src in "${common[@]}" src/bootstrap/frame.cc src/transport/verbs/wire.cc $(sources_of unique_id); do
+  for src in "${common[@]}" src/bootstrap/frame.cc src/transport/verbs/wire.cc src/bootstrap/liveness_hello.cc \
+      src/transport/verbs/connect_request.cc \
+      $(sources_of unique_id); do
     objs+=("$(compile "$src")") || exit 1
   done
   mapfile -t objs < <(printf '%s\n' "${objs[@]}" | sort -u)
-  mkdir -p tests/fuzz/corpus/{frame,verbs_wire,unique_id}
+  mkdir -p tests/fuzz/corpus/{frame,verbs_wire,unique_id,liveness_hello,iwarp_connect}
   "$cxx" "${flags[@]}" tests/fuzz/make_corpus.cc "${objs[@]}" -lpthread -o "$out/make_corpus" && "$out/make_corpus" tests/fuzz/corpus
   exit $?
 fi

@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config git ca-certificates
   libibverbs-dev librdmacm-dev libucx-dev libhwloc-dev libgtest-dev
   # run: verbs providers (rxe, siw userspace drivers), UCX tools, fuzzing (clang)
-  ibverbs-providers ibverbs-utils rdmacm-utils ucx-utils clang libclang-rt-14-dev
+  ibverbs-providers ibverbs-utils rdmacm-utils ucx-utils clang libclang-rt-14-dev clang-format
   # tests: network namespaces, the soft-RDMA VM (Debian kernel under qemu)
   iproute2 procps qemu-system-x86 linux-image-amd64 busybox-static cpio kmod xz-utils
   # soft-iWARP is not built into Debian's kernel: the VM harness builds siw.ko from these

@@ -36,13 +36,20 @@ bool parse(int argc, char** argv, Options* o, std::string* error) {
     if (i + 1 >= argc) return *error = flag + " needs a value", false;
     std::string value = argv[++i];
     bool ok = true;
-    if (flag == "-b") ok = rccbench::parse_size(value, &o->min_bytes);
-    else if (flag == "-e") ok = rccbench::parse_size(value, &o->max_bytes);
-    else if (flag == "-f") ok = (o->factor = std::atof(value.c_str())) > 1;
-    else if (flag == "-n") ok = (o->iters = std::atoi(value.c_str())) > 0;
-    else if (flag == "-w") ok = (o->warmup = std::atoi(value.c_str())) >= 0;
-    else if (flag == "-a") ok = value == "ring" || value == "bcube", o->algorithm = value;
-    else if (flag == "--store") o->store = value;
+    if (flag == "-b")
+      ok = rccbench::parse_size(value, &o->min_bytes);
+    else if (flag == "-e")
+      ok = rccbench::parse_size(value, &o->max_bytes);
+    else if (flag == "-f")
+      ok = (o->factor = std::atof(value.c_str())) > 1;
+    else if (flag == "-n")
+      ok = (o->iters = std::atoi(value.c_str())) > 0;
+    else if (flag == "-w")
+      ok = (o->warmup = std::atoi(value.c_str())) >= 0;
+    else if (flag == "-a")
+      ok = value == "ring" || value == "bcube", o->algorithm = value;
+    else if (flag == "--store")
+      o->store = value;
     else if (flag == "-c") {
       o->modes.clear();
       for (size_t start = 0; start <= value.size();) {
@@ -92,7 +99,8 @@ long long run(const Options& o, const std::shared_ptr<gloo::rendezvous::Context>
   gloo::AllreduceRing<double> sum_wrong(context, {&stat[1]}, 1, gloo::ReductionFunction<double>::sum);
   for (const std::string& mode : o.modes) {
     if (rank == 0) {
-      std::printf("#\n# Collective: %s (gloo %s)\n", mode.c_str(), mode == "allreduce" ? o.algorithm.c_str() : "one_to_all");
+      std::printf("#\n# Collective: %s (gloo %s)\n", mode.c_str(),
+                  mode == "allreduce" ? o.algorithm.c_str() : "one_to_all");
       std::printf("#%11s  %12s  %8s  %6s  %4s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n", "size", "count", "type",
                   "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
     }
@@ -100,17 +108,22 @@ long long run(const Options& o, const std::shared_ptr<gloo::rendezvous::Context>
       const int count = static_cast<int>(std::max<size_t>(1, requested / sizeof(float)));
       std::unique_ptr<gloo::Algorithm> algorithm;
       std::vector<float*> pointers{data.data()};
-      if (mode == "broadcast") algorithm = std::make_unique<gloo::BroadcastOneToAll<float>>(context, pointers, count, 0);
-      else if (o.algorithm == "bcube") algorithm = std::make_unique<gloo::AllreduceBcube<float>>(context, pointers, count);
-      else algorithm = std::make_unique<gloo::AllreduceRing<float>>(context, pointers, count);
+      if (mode == "broadcast")
+        algorithm = std::make_unique<gloo::BroadcastOneToAll<float>>(context, pointers, count, 0);
+      else if (o.algorithm == "bcube")
+        algorithm = std::make_unique<gloo::AllreduceBcube<float>>(context, pointers, count);
+      else
+        algorithm = std::make_unique<gloo::AllreduceRing<float>>(context, pointers, count);
       // Checked run.
       for (int i = 0; i < count; ++i) data[i] = mode == "broadcast" ? (rank == 0 ? input(0, i) : 0) : input(rank, i);
       algorithm->run();
       long long wrong = 0;
       for (int i = 0; i < count; ++i) {
         float expected = 0;
-        if (mode == "broadcast") expected = input(0, i);
-        else for (int r = 0; r < ranks; ++r) expected += input(r, i);
+        if (mode == "broadcast")
+          expected = input(0, i);
+        else
+          for (int r = 0; r < ranks; ++r) expected += input(r, i);
         wrong += data[i] != expected;
       }
       for (int i = 0; i < o.warmup; ++i) algorithm->run();

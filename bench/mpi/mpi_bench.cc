@@ -1,6 +1,8 @@
-// mpi-bench: the MPI side of bench/compare. Prints rcc-bench's columns for allreduce and
-// broadcast (fp32; sum) and OSU-style latency/bw, so the script parses every library alike.
-//   mpirun -n 4 mpi-bench -c allreduce,broadcast -b 8 -e 64M -f 4 -n 20 -w 5
+// mpi-bench: the MPI side of bench/compare. Prints rcc-bench's columns for allreduce, broadcast
+// and alltoallv (fp32; sum) and OSU-style latency/bw, so the script parses every library alike.
+//   mpirun -n 4 mpi-bench -c allreduce,broadcast,alltoallv -b 8 -e 64M -f 4 -n 20 -w 5 --imbalance 0.5
+// alltoallv: rcc-bench's sizes and counts (imbalance.h: rank i sends counts[j] floats to rank j),
+// out of place only (N/A in the in-place columns, as rcc-bench).
 // Time = average over iterations of the slowest rank; results are checked (#wrong).
 // The C API only: the deprecated C++ bindings do not compile warning-free.
 #define OMPI_SKIP_MPICXX 1
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../imbalance.h"
 #include "../size_arg.h"
 
 namespace {
@@ -23,6 +26,8 @@ struct Options {
   double factor = 2;
   int iters = 20, warmup = 5;
   bool iters_given = false;
+  bool median = false;   // -S median: the median of per-iteration times (rcc-bench's -S)
+  double imbalance = 0;  // --imbalance F: alltoallv's counts (rcc-bench's --imbalance)
   std::vector<std::string> modes{"allreduce"};
 };
 
@@ -32,20 +37,31 @@ bool parse(int argc, char** argv, Options* o, std::string* error) {
     if (i + 1 >= argc) return *error = flag + " needs a value", false;
     const char* value = argv[++i];
     bool ok = true;
-    if (flag == "-b") ok = rccbench::parse_size(value, &o->min_bytes);
-    else if (flag == "-e") ok = rccbench::parse_size(value, &o->max_bytes);
-    else if (flag == "-f") ok = (o->factor = std::atof(value)) > 1;
-    else if (flag == "-n") ok = (o->iters = std::atoi(value)) > 0, o->iters_given = true;
-    else if (flag == "-w") ok = (o->warmup = std::atoi(value)) >= 0;
-    else if (flag == "-c") {
+    if (flag == "-b")
+      ok = rccbench::parse_size(value, &o->min_bytes);
+    else if (flag == "-e")
+      ok = rccbench::parse_size(value, &o->max_bytes);
+    else if (flag == "-f")
+      ok = (o->factor = std::atof(value)) > 1;
+    else if (flag == "-n")
+      ok = (o->iters = std::atoi(value)) > 0, o->iters_given = true;
+    else if (flag == "-w")
+      ok = (o->warmup = std::atoi(value)) >= 0;
+    else if (flag == "-S")
+      ok = (o->median = std::string(value) == "median") || std::string(value) == "mean";
+    else if (flag == "--imbalance") {
+      char* end = nullptr;
+      o->imbalance = std::strtod(value, &end);
+      ok = *end == '\0' && o->imbalance >= 0 && o->imbalance < 1;
+    } else if (flag == "-c") {
       o->modes.clear();
       std::string list = value;
       for (size_t start = 0; start <= list.size();) {
         size_t comma = list.find(',', start);
         if (comma == std::string::npos) comma = list.size();
         std::string mode = list.substr(start, comma - start);
-        if (mode != "allreduce" && mode != "broadcast" && mode != "latency" && mode != "bw") {
-          return *error = "-c: unknown mode '" + mode + "' (allreduce broadcast latency bw)", false;
+        if (mode != "allreduce" && mode != "broadcast" && mode != "alltoallv" && mode != "latency" && mode != "bw") {
+          return *error = "-c: unknown mode '" + mode + "' (allreduce broadcast alltoallv latency bw)", false;
         }
         o->modes.push_back(mode);
         start = comma + 1;
@@ -95,9 +111,21 @@ Column measure(const Options& o, Call call, Fill fill, Check check) {
   long long wrong = check();
   for (int i = 0; i < o.warmup; ++i) call();
   MPI_Barrier(MPI_COMM_WORLD);
-  double start = MPI_Wtime();
-  for (int i = 0; i < o.iters; ++i) call();
-  double mine = (MPI_Wtime() - start) * 1e6 / o.iters;
+  double mine = 0;
+  if (o.median) {
+    std::vector<double> times(static_cast<size_t>(o.iters));
+    for (double& t : times) {
+      const double begin = MPI_Wtime();
+      call();
+      t = MPI_Wtime() - begin;
+    }
+    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
+    mine = times[times.size() / 2] * 1e6;
+  } else {
+    double start = MPI_Wtime();
+    for (int i = 0; i < o.iters; ++i) call();
+    mine = (MPI_Wtime() - start) * 1e6 / o.iters;
+  }
   return {slowest(mine), total(wrong)};
 }
 
@@ -115,6 +143,70 @@ void print_row(size_t bytes, size_t count, const char* redop, int root, double f
   std::fflush(stdout);
 }
 
+// A row without an in-place form (alltoallv).
+void print_out_of_place_row(size_t bytes, size_t count, double factor, Column oop) {
+  auto bw = [&](double us) { return us > 0 ? bytes / (us * 1e-6) / 1e9 : 0.0; };
+  std::printf("%12zu  %12zu  %8s  %6s  %4d  %8.2f  %6.2f  %6.2f  %6lld  %8s  %6s  %6s  %6s\n", bytes, count, "float",
+              "none", -1, oop.time_us, bw(oop.time_us), bw(oop.time_us) * factor, oop.wrong, "N/A", "N/A", "N/A",
+              "N/A");
+  std::fflush(stdout);
+}
+
+// rcc-bench's payload of moving collectives (bench/data.cc): what rank `source` holds at index.
+float payload(int source, size_t index) {
+  return static_cast<float>((static_cast<size_t>(source) * 5 + index) % 61 + 1);
+}
+
+// alltoallv with rcc-bench's shapes: a block of base = size / 4 / ranks floats per peer (at
+// least 1), spread by --imbalance; rank i sends counts[j] to rank j and receives counts[i] from
+// every rank. The size column is the send side (ranks * base floats), as alltoall's.
+long long run_alltoallv(const Options& o, int rank, int ranks) {
+  std::vector<size_t> sizes = sizes_of(o);
+  const size_t largest_base = std::max<size_t>(1, sizes.back() / sizeof(float) / ranks);
+  const size_t p = static_cast<size_t>(ranks);
+  std::vector<float> send(largest_base * p), recv(rccbench::max_imbalanced_count(largest_base, o.imbalance) * p);
+  std::vector<int> sendcounts(p), sdispls(p), recvcounts(p), rdispls(p);
+  long long wrong_total = 0;
+  size_t previous_bytes = 0;
+  if (rank == 0) print_header("alltoallv");
+  for (size_t requested : sizes) {
+    const size_t base = std::max<size_t>(1, requested / sizeof(float) / p), count = base * p;
+    const size_t bytes = count * sizeof(float);
+    if (bytes == previous_bytes) continue;  // rcc-bench prints a rounded size once
+    previous_bytes = bytes;
+    const std::vector<size_t> counts = rccbench::imbalanced_counts(base, ranks, o.imbalance);
+    const std::vector<size_t> displs = rccbench::contiguous_displacements(counts);
+    const size_t mine = counts[static_cast<size_t>(rank)], my_displ = displs[static_cast<size_t>(rank)];
+    for (size_t j = 0; j < p; ++j) {
+      sendcounts[j] = static_cast<int>(counts[j]);
+      sdispls[j] = static_cast<int>(displs[j]);
+      recvcounts[j] = static_cast<int>(mine);
+      rdispls[j] = static_cast<int>(j * mine);
+    }
+    auto fill = [&] {
+      for (size_t i = 0; i < count; ++i) send[i] = payload(rank, i);
+      std::fill(recv.begin(), recv.begin() + static_cast<std::ptrdiff_t>(mine * p), 0.0f);
+    };
+    auto check = [&] {  // block j: what rank j sent to this rank, its elements from my_displ
+      long long wrong = 0;
+      for (size_t j = 0; j < p; ++j) {
+        for (size_t i = 0; i < mine; ++i) wrong += recv[j * mine + i] != payload(static_cast<int>(j), my_displ + i);
+      }
+      return wrong;
+    };
+    Column oop = measure(
+        o,
+        [&] {
+          MPI_Alltoallv(send.data(), sendcounts.data(), sdispls.data(), MPI_FLOAT, recv.data(), recvcounts.data(),
+                        rdispls.data(), MPI_FLOAT, MPI_COMM_WORLD);
+        },
+        fill, check);
+    if (rank == 0) print_out_of_place_row(bytes, count, static_cast<double>(ranks - 1) / ranks, oop);
+    wrong_total += oop.wrong;
+  }
+  return wrong_total;
+}
+
 long long run_collective(const Options& o, const std::string& mode, int rank, int ranks) {
   std::vector<size_t> sizes = sizes_of(o);
   const size_t max_count = std::max<size_t>(1, sizes.back() / sizeof(float));
@@ -126,8 +218,12 @@ long long run_collective(const Options& o, const std::string& mode, int rank, in
     const size_t bytes = count * sizeof(float);
     Column oop{}, ip{};
     if (mode == "allreduce") {
-      auto fill_send = [&] { for (int i = 0; i < count; ++i) send[i] = input(rank, i); };
-      auto fill_recv = [&] { for (int i = 0; i < count; ++i) recv[i] = input(rank, i); };
+      auto fill_send = [&] {
+        for (int i = 0; i < count; ++i) send[i] = input(rank, i);
+      };
+      auto fill_recv = [&] {
+        for (int i = 0; i < count; ++i) recv[i] = input(rank, i);
+      };
       auto check = [&] {
         long long wrong = 0;
         for (int i = 0; i < count; ++i) {
@@ -137,13 +233,17 @@ long long run_collective(const Options& o, const std::string& mode, int rank, in
         }
         return wrong;
       };
-      oop = measure(o, [&] { MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); },
-                    fill_send, check);
-      ip = measure(o, [&] { MPI_Allreduce(MPI_IN_PLACE, recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); },
-                   fill_recv, check);
+      oop = measure(
+          o, [&] { MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); }, fill_send,
+          check);
+      ip = measure(
+          o, [&] { MPI_Allreduce(MPI_IN_PLACE, recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); }, fill_recv,
+          check);
       if (rank == 0) print_row(bytes, count, "sum", -1, 2.0 * (ranks - 1) / ranks, oop, ip);
     } else {
-      auto fill = [&] { for (int i = 0; i < count; ++i) recv[i] = rank == 0 ? input(0, i) : 0; };
+      auto fill = [&] {
+        for (int i = 0; i < count; ++i) recv[i] = rank == 0 ? input(0, i) : 0;
+      };
       auto check = [&] {
         long long wrong = 0;
         for (int i = 0; i < count; ++i) wrong += recv[i] != input(0, i);
@@ -170,8 +270,9 @@ void run_p2p(const Options& o, const std::string& mode, int rank) {
   for (size_t b : sizes) recv_bytes = std::max(recv_bytes, b * window_for(b));
   std::vector<char> send(largest, 'a'), recv(rank == 1 && mode == "bw" ? recv_bytes : largest);
   if (rank == 0) {
-    std::printf("#\n%s", mode == "latency" ? "# OSU-style latency test (ranks 0 and 1)\n# Size       Latency (us)\n"
-                                          : "# OSU-style bandwidth test (ranks 0 and 1)\n# Size      Bandwidth (MB/s)\n");
+    std::printf("#\n%s", mode == "latency"
+                             ? "# OSU-style latency test (ranks 0 and 1)\n# Size       Latency (us)\n"
+                             : "# OSU-style bandwidth test (ranks 0 and 1)\n# Size      Bandwidth (MB/s)\n");
   }
   for (size_t bytes : sizes) {
     const bool small = bytes <= 8192;
@@ -185,8 +286,10 @@ void run_p2p(const Options& o, const std::string& mode, int rank) {
     double start = 0, value = 0;
     if (rank <= 1) {
       std::vector<MPI_Request> requests(window);
+      std::vector<double> round_trips;
       for (int i = 0; i < warmup + iters; ++i) {
         if (i == warmup) start = MPI_Wtime();
+        const double begin = MPI_Wtime();
         if (mode == "latency") {
           if (rank == 0) {
             MPI_Send(send.data(), count, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
@@ -195,19 +298,30 @@ void run_p2p(const Options& o, const std::string& mode, int rank) {
             MPI_Recv(recv.data(), count, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             MPI_Send(send.data(), count, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
           }
+          if (o.median && i >= warmup) round_trips.push_back(MPI_Wtime() - begin);
         } else {
           char ack = 0;
           for (int w = 0; w < window; ++w) {
-            if (rank == 0) MPI_Isend(send.data(), count, MPI_CHAR, 1, 2, MPI_COMM_WORLD, &requests[w]);
-            else MPI_Irecv(recv.data() + w * bytes, count, MPI_CHAR, 0, 2, MPI_COMM_WORLD, &requests[w]);
+            if (rank == 0)
+              MPI_Isend(send.data(), count, MPI_CHAR, 1, 2, MPI_COMM_WORLD, &requests[w]);
+            else
+              MPI_Irecv(recv.data() + w * bytes, count, MPI_CHAR, 0, 2, MPI_COMM_WORLD, &requests[w]);
           }
           MPI_Waitall(window, requests.data(), MPI_STATUSES_IGNORE);
-          if (rank == 0) MPI_Recv(&ack, 1, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-          else MPI_Send(&ack, 1, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
+          if (rank == 0)
+            MPI_Recv(&ack, 1, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          else
+            MPI_Send(&ack, 1, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
         }
       }
       const double seconds = MPI_Wtime() - start;
-      value = mode == "latency" ? seconds * 1e6 / (2.0 * iters) : static_cast<double>(bytes) * window * iters / seconds / 1e6;
+      value = mode == "latency" ? seconds * 1e6 / (2.0 * iters)
+                                : static_cast<double>(bytes) * window * iters / seconds / 1e6;
+      if (!round_trips.empty()) {
+        std::nth_element(round_trips.begin(), round_trips.begin() + static_cast<std::ptrdiff_t>(round_trips.size() / 2),
+                         round_trips.end());
+        value = round_trips[round_trips.size() / 2] * 1e6 / 2.0;
+      }
     }
     if (rank == 0) {
       std::printf("%-10zu  %18.2f\n", bytes, value);
@@ -241,6 +355,8 @@ int main(int argc, char** argv) {
   for (const std::string& mode : options.modes) {
     if (mode == "latency" || mode == "bw") {
       if (ranks >= 2) run_p2p(options, mode, rank);
+    } else if (mode == "alltoallv") {
+      wrong += run_alltoallv(options, rank, ranks);
     } else {
       wrong += run_collective(options, mode, rank, ranks);
     }

@@ -28,10 +28,10 @@ typedef enum {
   RCC_ERR_BOOTSTRAP = 6,        /* rank/size/rendezvous could not be found or reached */
   RCC_ERR_TRUNCATED = 7,        /* a message was longer than the posted receive */
   RCC_ERR_NO_MEMORY = 8,
-  RCC_ERR_NO_DEVICE = 9,        /* the requested transport or device does not exist or is down */
+  RCC_ERR_NO_DEVICE = 9, /* the requested transport or device does not exist or is down */
   RCC_ERR_UNSUPPORTED = 10,
-  RCC_ERR_ABORTED = 11,         /* the communicator was aborted with rcc_comm_abort */
-  RCC_ERR_MISMATCH = 12,        /* ranks called a collective with different arguments (RCC_CHECK=1) */
+  RCC_ERR_ABORTED = 11,  /* the communicator was aborted with rcc_comm_abort */
+  RCC_ERR_MISMATCH = 12, /* ranks called a collective with different arguments (RCC_CHECK=1) */
   RCC_ERR_INTERNAL = 13
 } rcc_status_t;
 
@@ -46,11 +46,38 @@ typedef enum {
   RCC_BFLOAT16 = 7, /* bfloat16 */
   RCC_FLOAT32 = 8,
   RCC_FLOAT64 = 9,
-  RCC_NUM_DATATYPES = 10
+  RCC_INT16 = 10,
+  RCC_UINT16 = 11,
+  RCC_NUM_DATATYPES = 12
 } rcc_datatype_t;
 
-/* RCC_AVG is the sum divided by the number of ranks; it is defined for floating-point types only. */
-typedef enum { RCC_SUM = 0, RCC_PROD = 1, RCC_MIN = 2, RCC_MAX = 3, RCC_AVG = 4, RCC_NUM_OPS = 5 } rcc_op_t;
+/* RCC_AVG is the sum divided by the number of ranks; it is defined for floating-point types only.
+ * RCC_BAND, RCC_BOR and RCC_BXOR are bitwise and defined for integer types only. */
+typedef enum {
+  RCC_SUM = 0,
+  RCC_PROD = 1,
+  RCC_MIN = 2,
+  RCC_MAX = 3,
+  RCC_AVG = 4,
+  RCC_BAND = 5,
+  RCC_BOR = 6,
+  RCC_BXOR = 7,
+  RCC_NUM_OPS = 8
+} rcc_op_t;
+
+/* A color that puts the rank in no new communicator (rcc_comm_split); an index rcc_waitany found
+ * no request for. */
+#define RCC_UNDEFINED (-32766)
+/* Wildcards of a receive or probe. */
+#define RCC_ANY_SOURCE (-1)
+#define RCC_ANY_TAG (-1)
+
+/* What a receive matched: its sender (rank in the communicator), tag and length in bytes. */
+typedef struct {
+  int source;
+  int tag;
+  size_t bytes;
+} rcc_msg_info_t;
 
 typedef struct rcc_comm* rcc_comm_t;
 typedef struct rcc_request* rcc_request_t;
@@ -63,7 +90,7 @@ typedef struct {
 
 /* ---- status ---- */
 const char* rcc_status_string(rcc_status_t status);
-const char* rcc_last_error(void); /* thread-local message for this thread's last failure */
+const char* rcc_last_error(void);                  /* thread-local message for this thread's last failure */
 size_t rcc_datatype_size(rcc_datatype_t datatype); /* 0 for an invalid datatype */
 
 /* ---- communicator ---- */
@@ -79,57 +106,127 @@ rcc_status_t rcc_comm_transport(rcc_comm_t comm, const char** name);
 /* Makes every pending and later call on comm return RCC_ERR_ABORTED; never blocks on peers. */
 rcc_status_t rcc_comm_abort(rcc_comm_t comm);
 rcc_status_t rcc_comm_destroy(rcc_comm_t comm);
+/* Collective over comm. Ranks passing the same color form one new communicator, ranked by key,
+ * ties by rank in comm. color >= 0 or RCC_UNDEFINED (then *newcomm = NULL). The new communicator
+ * shares comm's connections; either may be destroyed first. */
+rcc_status_t rcc_comm_split(rcc_comm_t comm, int color, int key, rcc_comm_t* newcomm);
+/* The same ranks in the same order, with traffic of its own. Collective over comm. */
+rcc_status_t rcc_comm_dup(rcc_comm_t comm, rcc_comm_t* newcomm);
 
 /* ---- point to point ---- */
-/* Messages from one sender to one receiver with one tag arrive in the order sent. tag >= 0. */
-rcc_status_t rcc_send(rcc_comm_t comm, const void* buf, size_t count, rcc_datatype_t datatype, int peer,
-                      int tag);
+/* Messages from one sender to one receiver arrive in the order sent: of two that both match a
+ * receive, the earlier is received first. tag >= 0 in sends. A receive's peer may be
+ * RCC_ANY_SOURCE and its tag RCC_ANY_TAG; a message shorter than the receive is accepted, a
+ * longer one fails it with RCC_ERR_TRUNCATED. */
+rcc_status_t rcc_send(rcc_comm_t comm, const void* buf, size_t count, rcc_datatype_t datatype, int peer, int tag);
 rcc_status_t rcc_recv(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int peer, int tag);
-rcc_status_t rcc_isend(rcc_comm_t comm, const void* buf, size_t count, rcc_datatype_t datatype, int peer,
-                       int tag, rcc_request_t* request);
+rcc_status_t rcc_isend(rcc_comm_t comm, const void* buf, size_t count, rcc_datatype_t datatype, int peer, int tag,
+                       rcc_request_t* request);
 rcc_status_t rcc_irecv(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int peer, int tag,
                        rcc_request_t* request);
 /* On completion (done = 1, or rcc_wait returning) the request is freed and returns its status. */
 rcc_status_t rcc_test(rcc_request_t request, int* done);
 rcc_status_t rcc_wait(rcc_request_t request);
+/* As rcc_recv, rcc_wait and rcc_test, also saying what was received (source, tag, bytes; for a
+ * send request: its peer, tag and length). info may be NULL. */
+rcc_status_t rcc_recv_info(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int peer, int tag,
+                           rcc_msg_info_t* info);
+rcc_status_t rcc_wait_info(rcc_request_t request, rcc_msg_info_t* info);
+rcc_status_t rcc_test_info(rcc_request_t request, int* done, rcc_msg_info_t* info);
+/* Waits until a message a receive of (peer, tag) would match has arrived and describes it without
+ * receiving it; rcc_iprobe returns at once with *found = 0 when none has. */
+rcc_status_t rcc_probe(rcc_comm_t comm, int peer, int tag, rcc_msg_info_t* info);
+rcc_status_t rcc_iprobe(rcc_comm_t comm, int peer, int tag, int* found, rcc_msg_info_t* info);
+/* Sends to dest and receives from source at once (a ring shift cannot deadlock); info describes
+ * the message received. */
+rcc_status_t rcc_sendrecv(rcc_comm_t comm, const void* sendbuf, size_t sendcount, int dest, int sendtag, void* recvbuf,
+                          size_t recvcount, int source, int recvtag, rcc_datatype_t datatype, rcc_msg_info_t* info);
+/* Waits for every request (NULL entries are skipped), frees all, sets every entry to NULL and
+ * returns the first failure. */
+rcc_status_t rcc_waitall(int n, rcc_request_t* requests);
+/* Waits for one request to complete, frees it, sets requests[*index] = NULL and returns its
+ * status. With no non-NULL entry: *index = RCC_UNDEFINED and RCC_SUCCESS. */
+rcc_status_t rcc_waitany(int n, rcc_request_t* requests, int* index);
 
 /* ---- collectives (sendbuf == recvbuf means in place) ---- */
-rcc_status_t rcc_allreduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count,
-                           rcc_datatype_t datatype, rcc_op_t op);
+rcc_status_t rcc_allreduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                           rcc_op_t op);
 rcc_status_t rcc_broadcast(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int root);
-rcc_status_t rcc_reduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count,
-                        rcc_datatype_t datatype, rcc_op_t op, int root);
+rcc_status_t rcc_reduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                        rcc_op_t op, int root);
 rcc_status_t rcc_allgather(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t sendcount,
                            rcc_datatype_t datatype);
 rcc_status_t rcc_reduce_scatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount,
                                 rcc_datatype_t datatype, rcc_op_t op);
-rcc_status_t rcc_alltoall(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count,
-                          rcc_datatype_t datatype);
-rcc_status_t rcc_gather(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t sendcount,
-                        rcc_datatype_t datatype, int root);
-rcc_status_t rcc_scatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount,
-                         rcc_datatype_t datatype, int root);
+rcc_status_t rcc_alltoall(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype);
+rcc_status_t rcc_gather(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t sendcount, rcc_datatype_t datatype,
+                        int root);
+rcc_status_t rcc_scatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount, rcc_datatype_t datatype,
+                         int root);
 rcc_status_t rcc_barrier(rcc_comm_t comm);
+
+/* Vector collectives: counts and displacements in elements, one entry per rank of comm. Gaps
+ * between displaced blocks of a receive buffer are never written. recvcounts and displs matter
+ * at the root only for gatherv, sendcounts and displs at the root only for scatterv. Not in
+ * place: send and receive buffers must not overlap, except that allgatherv's and gatherv's
+ * sendbuf may already be the rank's own block of recvbuf. */
+rcc_status_t rcc_allgatherv(rcc_comm_t comm, const void* sendbuf, size_t sendcount, void* recvbuf,
+                            const size_t* recvcounts, const size_t* displs, rcc_datatype_t datatype);
+rcc_status_t rcc_alltoallv(rcc_comm_t comm, const void* sendbuf, const size_t* sendcounts, const size_t* sdispls,
+                           void* recvbuf, const size_t* recvcounts, const size_t* rdispls, rcc_datatype_t datatype);
+rcc_status_t rcc_gatherv(rcc_comm_t comm, const void* sendbuf, size_t sendcount, void* recvbuf,
+                         const size_t* recvcounts, const size_t* displs, rcc_datatype_t datatype, int root);
+rcc_status_t rcc_scatterv(rcc_comm_t comm, const void* sendbuf, const size_t* sendcounts, const size_t* displs,
+                          void* recvbuf, size_t recvcount, rcc_datatype_t datatype, int root);
+/* Rank r gets recvcounts[r] elements: the reduction of the block of sendbuf at the sum of the
+ * counts before r. */
+rcc_status_t rcc_reduce_scatterv(rcc_comm_t comm, const void* sendbuf, void* recvbuf, const size_t* recvcounts,
+                                 rcc_datatype_t datatype, rcc_op_t op);
+/* Inclusive prefix reduction over ranks: rank r gets sendbuf of ranks 0..r reduced (RCC_AVG:
+ * divided by r + 1, the ranks in the prefix). In place when sendbuf == recvbuf. */
+rcc_status_t rcc_scan(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                      rcc_op_t op);
+/* Exclusive: rank r gets ranks 0..r-1 reduced (RCC_AVG: divided by r); rank 0's recvbuf is
+ * untouched (and may be NULL). */
+rcc_status_t rcc_exscan(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                        rcc_op_t op);
 
 /* Nonblocking forms: several may be in flight; they run in the order issued (the same on every
  * rank) and may be waited for in any order. */
-rcc_status_t rcc_iallreduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count,
-                            rcc_datatype_t datatype, rcc_op_t op, rcc_request_t* request);
+rcc_status_t rcc_iallreduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                            rcc_op_t op, rcc_request_t* request);
 rcc_status_t rcc_ibroadcast(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int root,
                             rcc_request_t* request);
-rcc_status_t rcc_ireduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count,
-                         rcc_datatype_t datatype, rcc_op_t op, int root, rcc_request_t* request);
+rcc_status_t rcc_ireduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                         rcc_op_t op, int root, rcc_request_t* request);
 rcc_status_t rcc_iallgather(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t sendcount,
                             rcc_datatype_t datatype, rcc_request_t* request);
 rcc_status_t rcc_ireduce_scatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount,
                                  rcc_datatype_t datatype, rcc_op_t op, rcc_request_t* request);
-rcc_status_t rcc_ialltoall(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count,
-                           rcc_datatype_t datatype, rcc_request_t* request);
-rcc_status_t rcc_igather(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t sendcount,
-                         rcc_datatype_t datatype, int root, rcc_request_t* request);
+rcc_status_t rcc_ialltoall(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                           rcc_request_t* request);
+rcc_status_t rcc_igather(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t sendcount, rcc_datatype_t datatype,
+                         int root, rcc_request_t* request);
 rcc_status_t rcc_iscatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount,
                           rcc_datatype_t datatype, int root, rcc_request_t* request);
 rcc_status_t rcc_ibarrier(rcc_comm_t comm, rcc_request_t* request);
+rcc_status_t rcc_iallgatherv(rcc_comm_t comm, const void* sendbuf, size_t sendcount, void* recvbuf,
+                             const size_t* recvcounts, const size_t* displs, rcc_datatype_t datatype,
+                             rcc_request_t* request);
+rcc_status_t rcc_ialltoallv(rcc_comm_t comm, const void* sendbuf, const size_t* sendcounts, const size_t* sdispls,
+                            void* recvbuf, const size_t* recvcounts, const size_t* rdispls, rcc_datatype_t datatype,
+                            rcc_request_t* request);
+rcc_status_t rcc_igatherv(rcc_comm_t comm, const void* sendbuf, size_t sendcount, void* recvbuf,
+                          const size_t* recvcounts, const size_t* displs, rcc_datatype_t datatype, int root,
+                          rcc_request_t* request);
+rcc_status_t rcc_iscatterv(rcc_comm_t comm, const void* sendbuf, const size_t* sendcounts, const size_t* displs,
+                           void* recvbuf, size_t recvcount, rcc_datatype_t datatype, int root, rcc_request_t* request);
+rcc_status_t rcc_ireduce_scatterv(rcc_comm_t comm, const void* sendbuf, void* recvbuf, const size_t* recvcounts,
+                                  rcc_datatype_t datatype, rcc_op_t op, rcc_request_t* request);
+rcc_status_t rcc_iscan(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                       rcc_op_t op, rcc_request_t* request);
+rcc_status_t rcc_iexscan(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
+                         rcc_op_t op, rcc_request_t* request);
 
 #ifdef __cplusplus
 }

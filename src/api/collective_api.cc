@@ -1,13 +1,10 @@
 // The public collective functions: validate every argument (errors are returned at once, with a
-// message naming the argument), choose the algorithm, then run the collective on the
-// communicator's executor: inline for the blocking forms, queued for the rcc_i* forms.
+// message naming the argument), then hand the collective to the communicator (comm/launch.h).
 #include <limits>
 
 #include "api/validate.h"
-#include "collectives/argument_check.h"
-#include "collectives/execute.h"
-#include "collectives/tuner.h"
-#include "core/comm.h"
+#include "comm/comm.h"
+#include "comm/launch.h"
 
 using rcc::Status;
 using rcc::collectives::Args;
@@ -26,182 +23,135 @@ Status check_all_ranks_buffer(const void* buffer, size_t count, rcc_datatype_t d
   return rcc::api::check_buffer(buffer, count * static_cast<size_t>(ranks), datatype, function, name, &bytes);
 }
 
-Status check_count_buffer(const void* buffer, size_t count, rcc_datatype_t datatype, const char* function,
-                          const char* name) {
-  size_t bytes = 0;
-  return rcc::api::check_buffer(buffer, count, datatype, function, name, &bytes);
-}
+using rcc::api::check_count_buffer;
 
-// Validated arguments on their way to the executor. request == nullptr: blocking.
-Status launch(rcc_comm* comm, const Args& args, const char* function, rcc_request_t* request) {
-  const size_t bytes = args.count * rcc_datatype_size(args.datatype);
-  rcc::collectives::Algorithm algorithm;
-  RCC_RETURN_IF_ERROR(rcc::collectives::choose_algorithm(args.kind, bytes, comm->size, comm->shm != nullptr, &algorithm));
-  const bool check = rcc::collectives::argument_check_enabled();
-  if (request == nullptr) {
-    return comm->executor->run_now([&] { return rcc::collectives::execute(comm, args, algorithm, check); });
-  }
-  std::shared_ptr<rcc::Task> task =
-      comm->executor->submit([comm, args, algorithm, check] { return rcc::collectives::execute(comm, args, algorithm, check); });
-  rcc_request* wrapped = rcc::acquire_request();
-  wrapped->comm = comm;
-  wrapped->collective = std::move(task);
-  *request = wrapped;
-  (void)function;
-  return RCC_SUCCESS;
-}
-
-Status check_request(rcc_request_t* request, bool nonblocking, const char* function) {
-  if (nonblocking && request == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "%s: request is NULL", function);
-  return RCC_SUCCESS;
-}
+using rcc::api::begin;
 
 // ---- One validator per collective; nonblocking = the rcc_i* form (request must not be NULL) ----
 
 Status allreduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
                  rcc_op_t op, rcc_request_t* request, bool nonblocking, const char* function) {
-  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
-  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(begin(comm, request, nonblocking, function));
   RCC_RETURN_IF_ERROR(check_count_buffer(sendbuf, count, datatype, function, "sendbuf"));
   RCC_RETURN_IF_ERROR(check_count_buffer(recvbuf, count, datatype, function, "recvbuf"));
   RCC_RETURN_IF_ERROR(rcc::api::check_op(op, datatype, function));
-  Args args;
-  args.kind = Kind::kAllreduce;
-  args.sendbuf = sendbuf;
-  args.recvbuf = recvbuf;
-  args.count = count;
-  args.datatype = datatype;
-  args.op = op;
-  return launch(comm, args, function, request);
+  return rcc::launch_collective(comm,
+                                Args{.kind = Kind::kAllreduce,
+                                     .sendbuf = sendbuf,
+                                     .recvbuf = recvbuf,
+                                     .count = count,
+                                     .datatype = datatype,
+                                     .op = op},
+                                request);
 }
 
 Status broadcast(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int root, rcc_request_t* request,
                  bool nonblocking, const char* function) {
-  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
-  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(begin(comm, request, nonblocking, function));
   RCC_RETURN_IF_ERROR(check_count_buffer(buf, count, datatype, function, "buf"));
   RCC_RETURN_IF_ERROR(rcc::api::check_rank(comm, root, function, "root"));
-  Args args;
-  args.kind = Kind::kBroadcast;
-  args.sendbuf = buf;
-  args.recvbuf = buf;
-  args.count = count;
-  args.datatype = datatype;
-  args.root = root;
-  return launch(comm, args, function, request);
+  return rcc::launch_collective(
+      comm,
+      Args{
+          .kind = Kind::kBroadcast, .sendbuf = buf, .recvbuf = buf, .count = count, .datatype = datatype, .root = root},
+      request);
 }
 
 Status reduce(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype, rcc_op_t op,
               int root, rcc_request_t* request, bool nonblocking, const char* function) {
-  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
-  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(begin(comm, request, nonblocking, function));
   RCC_RETURN_IF_ERROR(check_count_buffer(sendbuf, count, datatype, function, "sendbuf"));
   RCC_RETURN_IF_ERROR(rcc::api::check_rank(comm, root, function, "root"));
   // Only the root receives; other ranks may pass NULL.
   if (comm->rank == root) RCC_RETURN_IF_ERROR(check_count_buffer(recvbuf, count, datatype, function, "recvbuf"));
   RCC_RETURN_IF_ERROR(rcc::api::check_op(op, datatype, function));
-  Args args;
-  args.kind = Kind::kReduce;
-  args.sendbuf = sendbuf;
-  args.recvbuf = recvbuf;
-  args.count = count;
-  args.datatype = datatype;
-  args.op = op;
-  args.root = root;
-  return launch(comm, args, function, request);
+  return rcc::launch_collective(comm,
+                                Args{.kind = Kind::kReduce,
+                                     .sendbuf = sendbuf,
+                                     .recvbuf = recvbuf,
+                                     .count = count,
+                                     .datatype = datatype,
+                                     .op = op,
+                                     .root = root},
+                                request);
 }
 
 Status allgather(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t sendcount, rcc_datatype_t datatype,
                  rcc_request_t* request, bool nonblocking, const char* function) {
-  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
-  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(begin(comm, request, nonblocking, function));
   RCC_RETURN_IF_ERROR(check_count_buffer(sendbuf, sendcount, datatype, function, "sendbuf"));
   RCC_RETURN_IF_ERROR(check_all_ranks_buffer(recvbuf, sendcount, datatype, comm->size, function, "recvbuf"));
-  Args args;
-  args.kind = Kind::kAllgather;
-  args.sendbuf = sendbuf;
-  args.recvbuf = recvbuf;
-  args.count = sendcount;
-  args.datatype = datatype;
-  return launch(comm, args, function, request);
+  return rcc::launch_collective(
+      comm,
+      Args{.kind = Kind::kAllgather, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount, .datatype = datatype},
+      request);
 }
 
 Status reduce_scatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount, rcc_datatype_t datatype,
                       rcc_op_t op, rcc_request_t* request, bool nonblocking, const char* function) {
-  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
-  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(begin(comm, request, nonblocking, function));
   RCC_RETURN_IF_ERROR(check_all_ranks_buffer(sendbuf, recvcount, datatype, comm->size, function, "sendbuf"));
   RCC_RETURN_IF_ERROR(check_count_buffer(recvbuf, recvcount, datatype, function, "recvbuf"));
   RCC_RETURN_IF_ERROR(rcc::api::check_op(op, datatype, function));
-  Args args;
-  args.kind = Kind::kReduceScatter;
-  args.sendbuf = sendbuf;
-  args.recvbuf = recvbuf;
-  args.count = recvcount;
-  args.datatype = datatype;
-  args.op = op;
-  return launch(comm, args, function, request);
+  return rcc::launch_collective(comm,
+                                Args{.kind = Kind::kReduceScatter,
+                                     .sendbuf = sendbuf,
+                                     .recvbuf = recvbuf,
+                                     .count = recvcount,
+                                     .datatype = datatype,
+                                     .op = op},
+                                request);
 }
 
 Status alltoall(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t count, rcc_datatype_t datatype,
                 rcc_request_t* request, bool nonblocking, const char* function) {
-  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
-  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(begin(comm, request, nonblocking, function));
   RCC_RETURN_IF_ERROR(check_all_ranks_buffer(sendbuf, count, datatype, comm->size, function, "sendbuf"));
   RCC_RETURN_IF_ERROR(check_all_ranks_buffer(recvbuf, count, datatype, comm->size, function, "recvbuf"));
-  Args args;
-  args.kind = Kind::kAlltoall;
-  args.sendbuf = sendbuf;
-  args.recvbuf = recvbuf;
-  args.count = count;
-  args.datatype = datatype;
-  return launch(comm, args, function, request);
+  return rcc::launch_collective(
+      comm, Args{.kind = Kind::kAlltoall, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .datatype = datatype},
+      request);
 }
 
 Status gather(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t sendcount, rcc_datatype_t datatype, int root,
               rcc_request_t* request, bool nonblocking, const char* function) {
-  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
-  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(begin(comm, request, nonblocking, function));
   RCC_RETURN_IF_ERROR(check_count_buffer(sendbuf, sendcount, datatype, function, "sendbuf"));
   RCC_RETURN_IF_ERROR(rcc::api::check_rank(comm, root, function, "root"));
   if (comm->rank == root) {
     RCC_RETURN_IF_ERROR(check_all_ranks_buffer(recvbuf, sendcount, datatype, comm->size, function, "recvbuf"));
   }
-  Args args;
-  args.kind = Kind::kGather;
-  args.sendbuf = sendbuf;
-  args.recvbuf = recvbuf;
-  args.count = sendcount;
-  args.datatype = datatype;
-  args.root = root;
-  return launch(comm, args, function, request);
+  return rcc::launch_collective(comm,
+                                Args{.kind = Kind::kGather,
+                                     .sendbuf = sendbuf,
+                                     .recvbuf = recvbuf,
+                                     .count = sendcount,
+                                     .datatype = datatype,
+                                     .root = root},
+                                request);
 }
 
 Status scatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount, rcc_datatype_t datatype, int root,
                rcc_request_t* request, bool nonblocking, const char* function) {
-  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
-  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
+  RCC_RETURN_IF_ERROR(begin(comm, request, nonblocking, function));
   RCC_RETURN_IF_ERROR(check_count_buffer(recvbuf, recvcount, datatype, function, "recvbuf"));
   RCC_RETURN_IF_ERROR(rcc::api::check_rank(comm, root, function, "root"));
   if (comm->rank == root) {
     RCC_RETURN_IF_ERROR(check_all_ranks_buffer(sendbuf, recvcount, datatype, comm->size, function, "sendbuf"));
   }
-  Args args;
-  args.kind = Kind::kScatter;
-  args.sendbuf = sendbuf;
-  args.recvbuf = recvbuf;
-  args.count = recvcount;
-  args.datatype = datatype;
-  args.root = root;
-  return launch(comm, args, function, request);
+  return rcc::launch_collective(comm,
+                                Args{.kind = Kind::kScatter,
+                                     .sendbuf = sendbuf,
+                                     .recvbuf = recvbuf,
+                                     .count = recvcount,
+                                     .datatype = datatype,
+                                     .root = root},
+                                request);
 }
 
 Status barrier(rcc_comm_t comm, rcc_request_t* request, bool nonblocking, const char* function) {
-  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, function));
-  RCC_RETURN_IF_ERROR(check_request(request, nonblocking, function));
-  Args args;
-  args.kind = Kind::kBarrier;
-  return launch(comm, args, function, request);
+  RCC_RETURN_IF_ERROR(begin(comm, request, nonblocking, function));
+  return rcc::launch_collective(comm, Args{.kind = Kind::kBarrier}, request);
 }
 
 }  // namespace
@@ -262,8 +212,8 @@ rcc_status_t rcc_igather(rcc_comm_t comm, const void* sendbuf, void* recvbuf, si
                          int root, rcc_request_t* request) {
   return gather(comm, sendbuf, recvbuf, sendcount, datatype, root, request, true, "rcc_igather");
 }
-rcc_status_t rcc_scatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount,
-                         rcc_datatype_t datatype, int root) {
+rcc_status_t rcc_scatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount, rcc_datatype_t datatype,
+                         int root) {
   return scatter(comm, sendbuf, recvbuf, recvcount, datatype, root, nullptr, false, "rcc_scatter");
 }
 rcc_status_t rcc_iscatter(rcc_comm_t comm, const void* sendbuf, void* recvbuf, size_t recvcount,

@@ -1,67 +1,64 @@
 // rcc_comm_* and rcc_get_unique_id.
-#include <chrono>
 #include <mutex>
-#include <thread>
+#include <string>
 #include <vector>
 
+#include "base/log.h"
+#include "base/settings.h"
 #include "bootstrap/job.h"
-#include "core/comm.h"
-#include "core/config.h"
-#include "core/log.h"
+#include "comm/comm.h"
+#include "comm/split.h"
 
 using rcc::Status;
 
 namespace {
 
-double bootstrap_timeout() { return static_cast<double>(rcc::config::get_int_or_default("RCC_BOOTSTRAP_TIMEOUT")); }
+Status bootstrap_timeout(double* seconds) {
+  int64_t value = 0;
+  RCC_RETURN_IF_ERROR(rcc::settings::integer("RCC_BOOTSTRAP_TIMEOUT", &value));
+  *seconds = static_cast<double>(value);
+  return RCC_SUCCESS;
+}
 
-// Rendezvous servers started by rcc_get_unique_id live as long as the process.
+// Rendezvous servers started by rcc_get_unique_id, until this process initialises a communicator
+// from that id: then the communicator owns the server (it goes with rcc_comm_destroy, as rank 0's
+// server of rcc_comm_init does). One for an id this process never joins lives as long as the process.
+struct IdServer {
+  std::unique_ptr<rcc::bootstrap::StoreServer> server;
+  std::string secret;
+};
 std::mutex g_servers_mutex;
-std::vector<std::unique_ptr<rcc::bootstrap::StoreServer>>& id_servers() {
-  static auto* servers = new std::vector<std::unique_ptr<rcc::bootstrap::StoreServer>>;
+std::vector<IdServer>& id_servers() {
+  static auto* servers = new std::vector<IdServer>;
   return *servers;
 }
 
-// Every rank announces it is leaving and waits for all others, progressing its engine meanwhile.
-// The rank hosting the store leaves last, so no one loses the store during the wait.
-Status leave_together(rcc_comm* comm) {
-  const double timeout = static_cast<double>(rcc::config::get_int_or_default("RCC_TIMEOUT"));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
-  const std::string prefix = comm->key_prefix + "/leaving/";
-  RCC_RETURN_IF_ERROR(comm->store->set(prefix + std::to_string(comm->rank), {}));
-  for (int peer = 0; peer < comm->size; ++peer) {
-    for (;;) {
-      bool found = false;
-      std::vector<uint8_t> ignored;
-      RCC_RETURN_IF_ERROR(comm->store->try_get(prefix + std::to_string(peer), &found, &ignored));
-      if (found) break;
-      if (std::chrono::steady_clock::now() > deadline) {
-        return rcc::fail(RCC_ERR_TIMEOUT, "rank %d did not reach rcc_comm_destroy within %.0f s", peer, timeout);
-      }
-      comm->engine->progress();
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
+// The server this process started for the id with this address and secret, if any (taken out).
+std::unique_ptr<rcc::bootstrap::StoreServer> take_id_server(const std::string& address, const std::string& secret) {
+  std::lock_guard<std::mutex> guard(g_servers_mutex);
+  auto& servers = id_servers();
+  for (auto it = servers.begin(); it != servers.end(); ++it) {
+    if (it->server->address() == address && it->secret == secret) {
+      std::unique_ptr<rcc::bootstrap::StoreServer> server = std::move(it->server);
+      servers.erase(it);
+      return server;
     }
   }
-  if (comm->store_server != nullptr) {
-    for (int peer = 0; peer < comm->size; ++peer) {
-      std::vector<uint8_t> ignored;
-      if (peer != comm->rank) RCC_RETURN_IF_ERROR(comm->store->get(comm->key_prefix + "/left/" + std::to_string(peer), timeout, &ignored));
-    }
-  } else {
-    RCC_RETURN_IF_ERROR(comm->store->set(comm->key_prefix + "/left/" + std::to_string(comm->rank), {}));
-  }
-  return RCC_SUCCESS;
+  return nullptr;
 }
 
 }  // namespace
 
 extern "C" rcc_status_t rcc_comm_init(rcc_comm_t* comm) {
   if (comm == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_init: comm is NULL");
+  RCC_RETURN_IF_ERROR(rcc::settings::check_all());  // before any rank talks to another
   rcc::bootstrap::JobInfo job;
   RCC_RETURN_IF_ERROR(rcc::bootstrap::detect_job(&job));
   std::unique_ptr<rcc::bootstrap::StoreServer> server;
   std::unique_ptr<rcc::bootstrap::StoreClient> store;
-  RCC_RETURN_IF_ERROR(rcc::bootstrap::connect_job(&job, bootstrap_timeout(), &server, &store));
+  double timeout_s = 0;
+  RCC_RETURN_IF_ERROR(bootstrap_timeout(&timeout_s));
+  RCC_RETURN_IF_ERROR(rcc::bootstrap::connect_job(&job, timeout_s, &server, &store));
   rcc_comm* created = nullptr;
   RCC_RETURN_IF_ERROR(rcc::create_comm(job, std::move(server), std::move(store), &created));
   *comm = created;
@@ -79,7 +76,7 @@ extern "C" rcc_status_t rcc_get_unique_id(rcc_unique_id_t* id) {
   RCC_RETURN_IF_ERROR(rcc::bootstrap::encode_unique_id(server->address(), secret, encoded.internal));
   {
     std::lock_guard<std::mutex> guard(g_servers_mutex);
-    id_servers().push_back(std::move(server));
+    id_servers().push_back({std::move(server), secret});
   }
   *id = encoded;
   return RCC_SUCCESS;
@@ -91,15 +88,18 @@ extern "C" rcc_status_t rcc_comm_init_rank(rcc_comm_t* comm, rcc_unique_id_t id,
   if (rank < 0 || rank >= size) {
     return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_init_rank: rank %d is out of range [0, %d)", rank, size);
   }
+  RCC_RETURN_IF_ERROR(rcc::settings::check_all());  // before any rank talks to another
   rcc::bootstrap::JobInfo job;
   RCC_RETURN_IF_ERROR(rcc::bootstrap::decode_unique_id(id.internal, &job.store_address, &job.secret));
   job.rank = rank;
   job.size = size;
   job.source = "unique-id";
   std::unique_ptr<rcc::bootstrap::StoreClient> store;
-  RCC_RETURN_IF_ERROR(rcc::bootstrap::StoreClient::connect(job.store_address, job.secret, bootstrap_timeout(), &store));
+  double timeout_s = 0;
+  RCC_RETURN_IF_ERROR(bootstrap_timeout(&timeout_s));
+  RCC_RETURN_IF_ERROR(rcc::bootstrap::StoreClient::connect(job.store_address, job.secret, timeout_s, &store));
   rcc_comm* created = nullptr;
-  RCC_RETURN_IF_ERROR(rcc::create_comm(job, nullptr, std::move(store), &created));
+  RCC_RETURN_IF_ERROR(rcc::create_comm(job, take_id_server(job.store_address, job.secret), std::move(store), &created));
   *comm = created;
   return RCC_SUCCESS;
 }
@@ -129,8 +129,7 @@ extern "C" rcc_status_t rcc_comm_abort(rcc_comm_t comm) {
   Status status = rcc::check_comm(comm, "rcc_comm_abort");
   if (status == RCC_ERR_ABORTED) return RCC_SUCCESS;  // aborting twice is harmless
   RCC_RETURN_IF_ERROR(status);
-  comm->aborted.store(true);
-  comm->engine->abort();
+  rcc::abort_comm(comm);
   return RCC_SUCCESS;
 }
 
@@ -139,14 +138,26 @@ extern "C" rcc_status_t rcc_comm_destroy(rcc_comm_t comm) {
   if (!rcc::unregister_comm(comm)) {
     return rcc::fail(RCC_ERR_INVALID_USAGE, "rcc_comm_destroy: comm is not a live communicator (destroyed twice?)");
   }
-  // Peers may still write into this rank's memory until they are done too: meet them at the
-  // rendezvous first (progressing, so a last message still queued goes out), unless the
-  // communicator is already broken.
-  if (!comm->aborted.load() && !comm->engine->broken()) {
-    comm->executor.reset();
-    Status status = leave_together(comm);
-    if (status != RCC_SUCCESS) RCC_INFO("rcc_comm_destroy: peers did not all arrive: %s", rcc::last_error().c_str());
+  return rcc::destroy_comm(comm);
+}
+
+extern "C" rcc_status_t rcc_comm_split(rcc_comm_t comm, int color, int key, rcc_comm_t* newcomm) {
+  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, "rcc_comm_split"));
+  if (newcomm == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_split: newcomm is NULL");
+  if (color < 0 && color != RCC_UNDEFINED) {
+    return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_split: color %d is negative and not RCC_UNDEFINED", color);
   }
-  delete comm;
+  rcc_comm* created = nullptr;
+  RCC_RETURN_IF_ERROR(rcc::split_comm(comm, color, key, &created));
+  *newcomm = created;
+  return RCC_SUCCESS;
+}
+
+extern "C" rcc_status_t rcc_comm_dup(rcc_comm_t comm, rcc_comm_t* newcomm) {
+  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, "rcc_comm_dup"));
+  if (newcomm == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_dup: newcomm is NULL");
+  rcc_comm* created = nullptr;
+  RCC_RETURN_IF_ERROR(rcc::split_comm(comm, 0, comm->rank, &created));
+  *newcomm = created;
   return RCC_SUCCESS;
 }

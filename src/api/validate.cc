@@ -1,14 +1,16 @@
 #include "api/validate.h"
 
+#include <algorithm>
 #include <limits>
 
-#include "collectives/reduce_kernels.h"
+#include "kernels/reduce_kernels.h"
 
 namespace rcc::api {
 
 Status check_datatype(rcc_datatype_t datatype, const char* function) {
   if (static_cast<int>(datatype) < 0 || datatype >= RCC_NUM_DATATYPES) {
-    return fail(RCC_ERR_INVALID_ARGUMENT, "%s: datatype %d is not an rcc_datatype_t", function, static_cast<int>(datatype));
+    return fail(RCC_ERR_INVALID_ARGUMENT, "%s: datatype %d is not an rcc_datatype_t", function,
+                static_cast<int>(datatype));
   }
   return RCC_SUCCESS;
 }
@@ -17,10 +19,52 @@ Status check_op(rcc_op_t op, rcc_datatype_t datatype, const char* function) {
   if (static_cast<int>(op) < 0 || op >= RCC_NUM_OPS) {
     return fail(RCC_ERR_INVALID_ARGUMENT, "%s: op %d is not an rcc_op_t", function, static_cast<int>(op));
   }
-  if (!collectives::op_defined_for(op, datatype)) {
-    return fail(RCC_ERR_INVALID_ARGUMENT, "%s: op RCC_AVG is not defined for integer datatype %d", function,
-                static_cast<int>(datatype));
+  if (!kernels::op_defined_for(op, datatype)) {
+    return fail(RCC_ERR_INVALID_ARGUMENT, "%s: op %s is not defined for datatype %s (%s)", function, op_name(op),
+                datatype_name(datatype), op == RCC_AVG ? "floating types only" : "integer types only");
   }
+  return RCC_SUCCESS;
+}
+
+Status begin(rcc_comm_t comm, rcc_request_t* request, bool nonblocking, const char* function) {
+  RCC_RETURN_IF_ERROR(check_comm(comm, function));
+  if (nonblocking && request == nullptr) return fail(RCC_ERR_INVALID_ARGUMENT, "%s: request is NULL", function);
+  return RCC_SUCCESS;
+}
+
+const char* datatype_name(rcc_datatype_t datatype) {
+  static const char* const kNames[RCC_NUM_DATATYPES] = {"RCC_INT8",    "RCC_UINT8",   "RCC_INT32",   "RCC_UINT32",
+                                                        "RCC_INT64",   "RCC_UINT64",  "RCC_FLOAT16", "RCC_BFLOAT16",
+                                                        "RCC_FLOAT32", "RCC_FLOAT64", "RCC_INT16",   "RCC_UINT16"};
+  const auto type = static_cast<unsigned>(datatype);
+  return type < RCC_NUM_DATATYPES ? kNames[type] : "(not an rcc_datatype_t)";
+}
+
+const char* op_name(rcc_op_t op) {
+  static const char* const kNames[RCC_NUM_OPS] = {"RCC_SUM", "RCC_PROD", "RCC_MIN", "RCC_MAX",
+                                                  "RCC_AVG", "RCC_BAND", "RCC_BOR", "RCC_BXOR"};
+  const auto index = static_cast<unsigned>(op);
+  return index < RCC_NUM_OPS ? kNames[index] : "(not an rcc_op_t)";
+}
+
+Status check_blocks(const size_t* counts, const size_t* displs, int ranks, rcc_datatype_t datatype,
+                    const char* function, const char* counts_name, const char* displs_name, size_t* extent) {
+  if (counts == nullptr) return fail(RCC_ERR_INVALID_ARGUMENT, "%s: %s is NULL", function, counts_name);
+  if (displs == nullptr) return fail(RCC_ERR_INVALID_ARGUMENT, "%s: %s is NULL", function, displs_name);
+  RCC_RETURN_IF_ERROR(check_datatype(datatype, function));
+  const size_t element = rcc_datatype_size(datatype);
+  size_t furthest = 0;
+  for (int r = 0; r < ranks; ++r) {
+    size_t end = 0, bytes = 0;
+    if (__builtin_add_overflow(displs[r], counts[r], &end) || __builtin_mul_overflow(end, element, &bytes) ||
+        bytes > std::numeric_limits<size_t>::max() / 2) {
+      return fail(RCC_ERR_INVALID_ARGUMENT,
+                  "%s: %s[%d] = %zu with %s[%d] = %zu overruns what a buffer of %zu-byte elements can hold", function,
+                  displs_name, r, displs[r], counts_name, r, counts[r], element);
+    }
+    if (counts[r] > 0) furthest = std::max(furthest, end);
+  }
+  *extent = furthest;
   return RCC_SUCCESS;
 }
 
@@ -31,8 +75,8 @@ Status buffer_error(const void* buffer, size_t count, rcc_datatype_t datatype, c
   const size_t element = rcc_datatype_size(datatype);
   size_t total = 0;
   if (__builtin_mul_overflow(count, element, &total) || total > std::numeric_limits<size_t>::max() / 2) {
-    return fail(RCC_ERR_INVALID_ARGUMENT, "%s: count %zu of %zu-byte elements overflows (%s)", function, count,
-                element, name);
+    return fail(RCC_ERR_INVALID_ARGUMENT, "%s: count %zu of %zu-byte elements overflows (%s)", function, count, element,
+                name);
   }
   if (buffer == nullptr && count > 0) {
     return fail(RCC_ERR_INVALID_ARGUMENT, "%s: %s is NULL with count %zu", function, name, count);

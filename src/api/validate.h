@@ -8,14 +8,14 @@
 #include <cstdint>
 #include <limits>
 
-#include "core/comm.h"
-#include "core/status.h"
+#include "base/status.h"
+#include "comm/comm.h"
 
 namespace rcc::api {
 
 namespace detail {
 // Bytes per element, by rcc_datatype_t (rcc_datatype_size reads it too).
-inline constexpr uint8_t kDatatypeBytes[RCC_NUM_DATATYPES] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+inline constexpr uint8_t kDatatypeBytes[RCC_NUM_DATATYPES] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8, 2, 2};
 Status buffer_error(const void* buffer, size_t count, rcc_datatype_t datatype, const char* function, const char* name);
 Status rank_error(rcc_comm* comm, int rank, const char* function, const char* name);
 Status tag_error(int tag, const char* function);
@@ -23,6 +23,13 @@ Status tag_error(int tag, const char* function);
 
 Status check_datatype(rcc_datatype_t datatype, const char* function);
 Status check_op(rcc_op_t op, rcc_datatype_t datatype, const char* function);
+const char* datatype_name(rcc_datatype_t datatype);
+const char* op_name(rcc_op_t op);
+// One count and displacement per rank (vector collectives): neither array NULL, and every block
+// displs[r] + counts[r] of elements within what size_t can address in bytes. *extent: the
+// elements the buffer must hold (the end of the furthest block).
+Status check_blocks(const size_t* counts, const size_t* displs, int ranks, rcc_datatype_t datatype,
+                    const char* function, const char* counts_name, const char* displs_name, size_t* extent);
 
 // count elements of datatype: no overflow of size_t, and a non-null buffer when count > 0.
 inline Status check_buffer(const void* buffer, size_t count, rcc_datatype_t datatype, const char* function,
@@ -36,6 +43,15 @@ inline Status check_buffer(const void* buffer, size_t count, rcc_datatype_t data
   }
   return detail::buffer_error(buffer, count, datatype, function, name);
 }
+
+inline Status check_count_buffer(const void* buffer, size_t count, rcc_datatype_t datatype, const char* function,
+                                 const char* name) {
+  size_t bytes = 0;
+  return check_buffer(buffer, count, datatype, function, name, &bytes);
+}
+
+// What every collective checks first: a live communicator, and a request pointer for the rcc_i* forms.
+Status begin(rcc_comm_t comm, rcc_request_t* request, bool nonblocking, const char* function);
 
 inline Status check_rank(rcc_comm* comm, int rank, const char* function, const char* name) {
   if (rank >= 0 && rank < comm->size) return RCC_SUCCESS;

@@ -1,6 +1,5 @@
 #include "bootstrap/frame.h"
 
-
 #include "bootstrap/store.h"
 
 namespace rcc::bootstrap {
@@ -22,6 +21,8 @@ bool known_type(uint8_t type) {
     case FrameType::kSet:
     case FrameType::kGet:
     case FrameType::kTryGet:
+    case FrameType::kDeletePrefix:
+    case FrameType::kSetConsumable:
     case FrameType::kOk:
     case FrameType::kValue:
     case FrameType::kNotFound: return true;
@@ -31,8 +32,8 @@ bool known_type(uint8_t type) {
 
 }  // namespace
 
-ParseResult parse_frame(const uint8_t* data, size_t size, size_t max_value_bytes, Frame* frame,
-                        size_t* consumed, std::string* error) {
+ParseResult parse_frame(const uint8_t* data, size_t size, size_t max_value_bytes, Frame* frame, size_t* consumed,
+                        std::string* error) {
   if (size < 4) return ParseResult::kNeedMore;
   const uint64_t length = load_le(data, 4);
   const uint64_t min_length = kFrameHeaderBytes - 4;
@@ -69,8 +70,8 @@ ParseResult parse_frame(const uint8_t* data, size_t size, size_t max_value_bytes
   return ParseResult::kFrame;
 }
 
-void append_frame(FrameType type, uint64_t id, const std::string& key, const uint8_t* value,
-                  size_t value_size, std::vector<uint8_t>* out) {
+void append_frame(FrameType type, uint64_t id, const std::string& key, const uint8_t* value, size_t value_size,
+                  std::vector<uint8_t>* out) {
   store_le(kFrameHeaderBytes - 4 + key.size() + value_size, 4, out);
   out->push_back(static_cast<uint8_t>(type));
   store_le(id, 8, out);

@@ -5,17 +5,18 @@
 #include <memory>
 #include <string>
 
+#include "base/status.h"
+#include "bootstrap/socket_util.h"
 #include "bootstrap/store.h"
-#include "core/status.h"
 
 namespace rcc::bootstrap {
 
 struct JobInfo {
   int rank = -1;
   int size = 0;
-  int local_rank = -1;  // -1 when unknown
-  int local_size = 0;   // 0 when unknown
-  std::string source;   // "rccrun", "slurm", "openmpi", "pmi", "torchrun", "unique-id"
+  int local_rank = -1;        // -1 when unknown
+  int local_size = 0;         // 0 when unknown
+  std::string source;         // "rccrun", "slurm", "openmpi", "pmi", "torchrun", "unique-id"
   std::string store_address;  // host:port; empty when rank 0 must publish it (see connect_job)
   std::string secret;
   bool rank0_hosts_store = false;
@@ -34,8 +35,8 @@ Status connect_job(JobInfo* info, double timeout_s, std::unique_ptr<StoreServer>
 Status encode_unique_id(const std::string& address, const std::string& secret, char out[128]);
 Status decode_unique_id(const char in[128], std::string* address, std::string* secret);
 
-// The address of this host that other hosts can dial: RCC_SOCKET_IFNAME's, else the first
-// non-loopback interface that is up, else 127.0.0.1.
-std::string advertised_host();
+// What identifies this job to every rank of it (RCC_JOB_ID, the launcher's job id, or the parent
+// process), made safe for a file name: names the published store file and seeds derived secrets.
+std::string job_key();
 
 }  // namespace rcc::bootstrap

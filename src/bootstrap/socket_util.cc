@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -12,6 +14,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+
+#include "base/log.h"
+#include "base/settings.h"
 
 namespace rcc::bootstrap {
 namespace {
@@ -224,6 +229,43 @@ std::string host_name() {
   char name[256] = {0};
   if (gethostname(name, sizeof name - 1) != 0) return "?";
   return name;
+}
+
+std::string advertised_host() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return "127.0.0.1";
+  const std::string wanted = settings::text("RCC_SOCKET_IFNAME");
+  std::string first_v4;
+  std::string first_v6;
+  std::string named;
+  for (ifaddrs* ifa = list; ifa != nullptr; ifa = ifa->ifa_next) {
+    if (ifa->ifa_addr == nullptr || !(ifa->ifa_flags & IFF_UP)) continue;
+    int family = ifa->ifa_addr->sa_family;
+    if (family != AF_INET && family != AF_INET6) continue;
+    char text[INET6_ADDRSTRLEN] = "";
+    if (family == AF_INET) {
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(ifa->ifa_addr)->sin_addr, text, sizeof text);
+    } else {
+      auto* in6 = reinterpret_cast<sockaddr_in6*>(ifa->ifa_addr);
+      if (IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr)) continue;  // needs a scope id to dial
+      inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text);
+    }
+    if (!wanted.empty() && wanted == ifa->ifa_name && (named.empty() || family == AF_INET)) named = text;
+    if (ifa->ifa_flags & IFF_LOOPBACK) continue;
+    if (family == AF_INET && first_v4.empty()) first_v4 = text;
+    if (family == AF_INET6 && first_v6.empty()) first_v6 = text;
+  }
+  freeifaddrs(list);
+  if (!wanted.empty()) {
+    if (!named.empty()) return named;
+    // On a host without that interface (RCC_* variables travel to every host) the automatic
+    // choice is the best guess left.
+    RCC_INFO("RCC_SOCKET_IFNAME=%s: no such interface with an address that is up on this host; choosing one",
+             wanted.c_str());
+  }
+  if (!first_v4.empty()) return first_v4;
+  if (!first_v6.empty()) return first_v6;
+  return "127.0.0.1";
 }
 
 }  // namespace rcc::bootstrap

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace rcc::bootstrap {
 
@@ -31,13 +31,16 @@ Status dial_tcp(const std::string& host, int port, Clock::time_point deadline, i
 // RCC_ERR_BOOTSTRAP, the deadline RCC_ERR_TIMEOUT; what names the peer in messages.
 Status send_all(int fd, const void* data, size_t size, Clock::time_point deadline, const char* what);
 // Reads what is available (at least one byte) into buf, waiting until deadline; *received > 0.
-Status recv_some(int fd, void* buf, size_t size, Clock::time_point deadline, const char* what,
-                 size_t* received);
+Status recv_some(int fd, void* buf, size_t size, Clock::time_point deadline, const char* what, size_t* received);
 
 // "1.2.3.4:5678" for the peer of a connected socket.
 std::string peer_address(int fd);
 
 // This machine's host name, "?" if it cannot be read.
 std::string host_name();
+
+// The address of this host that other hosts can dial: RCC_SOCKET_IFNAME's, else the first
+// non-loopback interface that is up, else 127.0.0.1.
+std::string advertised_host();
 
 }  // namespace rcc::bootstrap

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace rcc::bootstrap {
 
@@ -41,12 +41,23 @@ class StoreClient {
   virtual Status get(const std::string& key, double timeout_s, std::vector<uint8_t>* value) = 0;
   // Non-blocking: *found = false when the key is not set yet.
   virtual Status try_get(const std::string& key, bool* found, std::vector<uint8_t>* value) = 0;
+  // Removes every key that starts with prefix (none: not an error). Only once no rank will read
+  // them any more: a get of a removed key waits for the next set.
+  virtual Status delete_prefix(const std::string& prefix) = 0;
+  // Sets a key that the store removes once `reads` gets have returned it (try_get does not count):
+  // what an exchange whose readers are known writes, so that finished exchanges leave nothing
+  // behind. A store that cannot count keeps the key (the default).
+  virtual Status set_consumable(const std::string& key, const std::vector<uint8_t>& value, uint32_t reads) {
+    (void)reads;
+    return set(key, value);
+  }
 };
 
 // Every rank contributes one blob under prefix; on success all[r] is rank r's blob. A rank that does
-// not arrive within timeout_s gives RCC_ERR_TIMEOUT with a message naming the missing ranks.
-Status allgather(StoreClient& store, const std::string& prefix, int rank, int size,
-                 const std::vector<uint8_t>& mine, double timeout_s, std::vector<std::vector<uint8_t>>* all);
+// not arrive within timeout_s gives RCC_ERR_TIMEOUT with a message naming the missing ranks. Each
+// blob is a consumable key read by the other size - 1 ranks: once all have it, it is gone.
+Status allgather(StoreClient& store, const std::string& prefix, int rank, int size, const std::vector<uint8_t>& mine,
+                 double timeout_s, std::vector<std::vector<uint8_t>>* all);
 
 // All ranks arrive before any leaves (an allgather of nothing).
 Status barrier(StoreClient& store, const std::string& prefix, int rank, int size, double timeout_s);

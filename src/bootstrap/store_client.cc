@@ -3,14 +3,15 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
 
+#include "base/log.h"
 #include "bootstrap/frame.h"
 #include "bootstrap/socket_util.h"
 #include "bootstrap/store.h"
-#include "core/log.h"
 
 namespace rcc::bootstrap {
 namespace {
@@ -26,7 +27,8 @@ class StoreClientImpl final : public StoreClient {
     Status status = request(FrameType::kHello, "", reinterpret_cast<const uint8_t*>(secret.data()), secret.size(),
                             deadline, &reply);
     if (status == RCC_ERR_BOOTSTRAP) {
-      return fail(RCC_ERR_BOOTSTRAP, "the store at %s refused this connection (wrong RCC_JOB_SECRET?)", address_.c_str());
+      return fail(RCC_ERR_BOOTSTRAP, "the store at %s refused this connection (wrong RCC_JOB_SECRET?)",
+                  address_.c_str());
     }
     return status;
   }
@@ -57,12 +59,28 @@ class StoreClientImpl final : public StoreClient {
 
   Status try_get(const std::string& key, bool* found, std::vector<uint8_t>* value) override {
     RCC_RETURN_IF_ERROR(check_key(key));
-    if (found == nullptr || value == nullptr) return fail(RCC_ERR_INVALID_ARGUMENT, "store try_get: found or value is null");
+    if (found == nullptr || value == nullptr)
+      return fail(RCC_ERR_INVALID_ARGUMENT, "store try_get: found or value is null");
     Frame reply;
     RCC_RETURN_IF_ERROR(request(FrameType::kTryGet, key, nullptr, 0, deadline_after(kIoTimeoutSeconds), &reply));
     *found = reply.type == FrameType::kValue;
     if (*found) *value = std::move(reply.value);
     return RCC_SUCCESS;
+  }
+
+  Status delete_prefix(const std::string& prefix) override {
+    RCC_RETURN_IF_ERROR(check_key(prefix));
+    Frame reply;
+    return request(FrameType::kDeletePrefix, prefix, nullptr, 0, deadline_after(kIoTimeoutSeconds), &reply);
+  }
+
+  Status set_consumable(const std::string& key, const std::vector<uint8_t>& value, uint32_t reads) override {
+    std::vector<uint8_t> framed(4 + value.size());
+    for (int i = 0; i < 4; ++i) framed[static_cast<size_t>(i)] = static_cast<uint8_t>(reads >> (8 * i));
+    std::copy(value.begin(), value.end(), framed.begin() + 4);
+    Frame reply;
+    return request(FrameType::kSetConsumable, key, framed.data(), framed.size(), deadline_after(kIoTimeoutSeconds),
+                   &reply);
   }
 
  private:
@@ -195,10 +213,11 @@ Status StoreClient::connect(const std::string& address, const std::string& secre
 Status allgather(StoreClient& store, const std::string& prefix, int rank, int size, const std::vector<uint8_t>& mine,
                  double timeout_s, std::vector<std::vector<uint8_t>>* all) {
   if (size < 1) return fail(RCC_ERR_INVALID_ARGUMENT, "allgather: size %d must be at least 1", size);
-  if (rank < 0 || rank >= size) return fail(RCC_ERR_INVALID_ARGUMENT, "allgather: rank %d is not in [0, %d)", rank, size);
+  if (rank < 0 || rank >= size)
+    return fail(RCC_ERR_INVALID_ARGUMENT, "allgather: rank %d is not in [0, %d)", rank, size);
   if (all == nullptr) return fail(RCC_ERR_INVALID_ARGUMENT, "allgather: all is null");
   const Clock::time_point deadline = deadline_after(timeout_s);
-  RCC_RETURN_IF_ERROR(store.set(prefix + "/" + std::to_string(rank), mine));
+  if (size > 1) RCC_RETURN_IF_ERROR(store.set_consumable(prefix + "/" + std::to_string(rank), mine, size - 1));
   std::vector<std::vector<uint8_t>> gathered(static_cast<size_t>(size));
   gathered[static_cast<size_t>(rank)] = mine;
   for (int r = 0; r < size; ++r) {
@@ -216,7 +235,8 @@ Status allgather(StoreClient& store, const std::string& prefix, int rank, int si
           missing.push_back(later);
         }
       }
-      return fail(RCC_ERR_TIMEOUT, "rank%s %s of %d did not arrive at the rendezvous '%s' within %.3g s (RCC_BOOTSTRAP_TIMEOUT)",
+      return fail(RCC_ERR_TIMEOUT,
+                  "rank%s %s of %d did not arrive at the rendezvous '%s' within %.3g s (RCC_BOOTSTRAP_TIMEOUT)",
                   missing.size() > 1 ? "s" : "", list_ranks(missing).c_str(), size, prefix.c_str(), timeout_s);
     }
     if (status != RCC_SUCCESS) {

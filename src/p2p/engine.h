@@ -1,10 +1,14 @@
 // The point-to-point engine: tagged, ordered messages between ranks over any Transport.
 //
 // Small messages (<= RCC_EAGER_LIMIT) are copied into a pre-registered slot of the receiver by one
-// notified write; the receiver copies them out and returns the slot through its credit word. Large
-// messages are zero copy: the sender announces them (RTS), the receiver answers with the address and
-// key of its own buffer (CTS), and the sender writes straight into it with a notice (FIN) that
-// completes the receive. See docs/transport.md.
+// write (eager.h: headed, bare or anchored); the receiver copies them out and returns the slot
+// through its credits. Large messages are zero copy: the sender announces them (RTS), the receiver
+// answers with the address and key of its own buffer (CTS), and the sender writes straight into it
+// with a notice (FIN) that completes the receive. See docs/transport.md.
+//
+// The engine's parts, one file each: set-up (setup.cc), matching (matching.h), the eager slots and
+// credits (slots.cc, eager*.cc), rendezvous (rendezvous.cc), progress and waiting (progress.cc),
+// requests and the calls below (engine.cc).
 //
 // Thread-safe: every public method takes the engine's lock; waiting threads release it between
 // progress passes and block on the transport's wakeup fd when nothing happens.
@@ -12,86 +16,88 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/health.h"
+#include "base/status.h"
+#include "base/wait.h"
 #include "bootstrap/store.h"
-#include "core/status.h"
+#include "p2p/eager.h"
+#include "p2p/group.h"
+#include "p2p/matching.h"
+#include "p2p/peer_state.h"
 #include "p2p/registration_cache.h"
+#include "p2p/request.h"
 #include "p2p/wire.h"
 #include "transport/transport.h"
 
 namespace rcc::p2p {
 
-// Message contexts keep user point-to-point traffic and collective traffic apart.
-constexpr uint32_t kUserContext = 0;
-constexpr uint32_t kCollectiveContext = 1;
-
-struct Request;
-
-// Eager messages by how they travelled (docs/transport.md): for tests and diagnostics.
-struct EngineCounters {
-  uint64_t headed_sent = 0, bare_sent = 0, anchored_sent = 0;
-  uint64_t headed_received = 0, bare_received = 0, anchored_received = 0;
-};
-
-class Engine {
+class Engine final {
  public:
   // Connects the full mesh: exchanges transport addresses, slot areas and credit areas through the
-  // store, under keys starting with key_prefix (one per communicator).
+  // store, under keys starting with key_prefix (one per job). Group 0 (world_group()) holds every
+  // rank.
   static Status create(std::unique_ptr<transport::Transport> transport, bootstrap::StoreClient& store,
                        const std::string& key_prefix, int rank, int size, double timeout_s,
                        std::unique_ptr<Engine>* out);
   ~Engine();
 
+  // How waits spin, yield and sleep (base/wait.h). Set before the engine is used.
+  void set_wait_policy(const WaitPolicy& policy) { wait_policy_ = policy; }
+
   // *out is null when the send completed as it was posted (a small message to another rank, copied
   // into the transport's staging): there is nothing to wait for, and wait(nullptr) returns success.
   Status isend(const void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out);
   Status send(const void* buffer, size_t bytes, int peer, int tag, uint32_t context);
+  // peer may be kAnySource and tag kAnyTag (matching.h).
   Status irecv(void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out);
-  // irecv + wait under one hold of the lock.
-  Status recv(void* buffer, size_t bytes, int peer, int tag, uint32_t context);
+  // irecv + wait under one hold of the lock; *info (if not null) says what arrived.
+  Status recv(void* buffer, size_t bytes, int peer, int tag, uint32_t context, MessageInfo* info = nullptr);
+  // Whether a message a receive of (peer, tag, context) would match has arrived, without taking it.
+  // *found is false when none has (after one progress pass).
+  Status iprobe(int peer, int tag, uint32_t context, bool* found, MessageInfo* info);
   // done is true once the request finished; its status is then returned by finish().
   Status test(Request* request, bool* done);
   // Waits (progressing) until request is done, frees it and returns its status; the message of a
   // failed request becomes this thread's last error. A null request is a completed send.
-  Status wait(Request* request);
+  Status wait(Request* request, MessageInfo* info = nullptr);
   // Waits for all; frees all; returns the first failure. Null entries are completed sends.
   Status wait_all(Request* const* requests, size_t count);
   // Frees a finished request and returns its status.
-  Status finish(Request* request);
+  Status finish(Request* request, MessageInfo* info = nullptr);
 
-  // Every pending and later operation fails with RCC_ERR_ABORTED. Never blocks on peers.
-  void abort();
-  // Reports a dead peer (from the liveness monitor's thread; does not take the engine's lock). The
-  // communicator is then broken: every pending and later operation fails with RCC_ERR_PEER_FAILED
-  // and a message naming that peer.
+  // Groups (group.h). A new group's id must be unused by every member: the members agree on it,
+  // e.g. as the largest next_group_id() among them. The group lives until remove_group.
+  Group& world_group() { return *world_; }
+  uint32_t next_group_id();
+  Group* add_group(uint32_t id, std::vector<int> members);
+  // Also for an id a rank takes no part in (split with RCC_UNDEFINED): it is never reused here.
+  void reserve_group_id(uint32_t id);
+  void remove_group(Group* group);
+
+  // Every pending and later operation of the group fails with RCC_ERR_ABORTED. Never blocks on peers.
+  void abort(Group& group);
+  // Reports a dead peer (from the liveness monitor's thread; does not take the engine's lock).
+  // Every group holding it is then broken: its pending and later operations fail with
+  // RCC_ERR_PEER_FAILED and a message naming that peer.
   void peer_failed(int peer, const std::string& why);
 
   // One progress pass (delivers what arrived, sends what is queued). For waits outside the engine,
   // such as the rendezvous barrier at teardown, so that a last message still in flight goes out.
   void progress();
 
-  // Whether a peer failed or the communicator was aborted (then teardown must not wait for peers).
+  // Whether a peer failed or a group was aborted (then the engine's teardown must not wait for peers).
   bool broken();
-  // One progress pass, then RCC_ERR_ABORTED / the peer failure (naming the rank) if the
-  // communicator can no longer be used. For waits outside the engine (shared-memory collectives).
-  Status health();
-  // Cheap, lock-free: whether a failure or abort may have happened (then call health()).
-  bool maybe_unusable() const {
-    return unusable_.load(std::memory_order_acquire) || has_reported_failures_.load(std::memory_order_acquire);
-  }
-
-  // Whether this host runs more ranks than it has cores for them: then waiting threads yield the
-  // core while they spin. Set once, before the communicator is used.
-  void set_oversubscribed(bool oversubscribed) {
-    oversubscribed_ = oversubscribed;
-    // RCC_SPIN_COUNT=auto: with a core to itself a rank polls for milliseconds before sleeping (a
-    // wake-up costs more than the polls, and a zero-copy transfer can outlast a short spin).
-    if (!spin_count_explicit_) spin_count_ = oversubscribed ? kCrowdedSpins : kDedicatedSpins;
+  // Whether some peer failed (the liveness watcher or the transport said so).
+  bool peer_has_failed();
+  // One progress pass, then the group's state (Group::health).
+  Status health(const Group& group);
+  bool maybe_unusable(const Group& group) const {
+    return group.unusable_.load(std::memory_order_acquire) || has_reported_failures_.load(std::memory_order_acquire);
   }
 
   // Read it while no other thread uses the engine.
@@ -102,19 +108,48 @@ class Engine {
   const char* transport_name() const { return transport_->name(); }
 
  private:
-  struct PeerState;
-  struct Unexpected;
-
   Engine(std::unique_ptr<transport::Transport> transport, int rank, int size);
+  // setup.cc
   Status connect(bootstrap::StoreClient& store, const std::string& key_prefix, double timeout_s);
+  Status read_settings();
 
-  Status progress_locked();
-  Status handle_event(const transport::Event& event);
+  // engine.cc: requests and the calls' bodies.
+  Request* new_request();
+  void free_request(Request* request);
+  Request* request_at(uint64_t index);
+  // The group of the context: RCC_ERR_ABORTED, its failure, or success.
+  Status check_usable(uint32_t context);
+  Status group_status(const Group* group) const;  // group_state, recorded as this thread's error
+  // What ends a group's operations and why (success while it works); decides, never logs.
+  static Status group_state(const Group* group, std::string* message);
+  Group* find_group(uint32_t id) const;
+  // Ends every unfinished request of a group that became unusable, and every one with `peer`
+  // (>= 0: it failed), taking posted receives off the matcher.
+  void end_requests_of_unusable(int peer);
+  void complete(Request* request, Status status, const std::string& message = {});
+  // The one place a matched message lands in its receive: copied, or the receive fails as
+  // truncated (a message longer than the receive).
+  void deliver(Request* receive, int source, const SlotHeader& header, const void* payload);
+  Status irecv_locked(void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out);
+  Status send_to_self(const void* buffer, size_t bytes, int tag, uint32_t context, Request* request);
+  Status finish_locked(Request* request, MessageInfo* info);
+  void fail_peer_locked(int peer, Status status, const std::string& message);
+
+  // slots.cc: the eager slots and their credits.
+  SlotLink link_to(int peer);
+  Status post_slot_message(int peer, const SlotHeader& header, const void* payload, size_t payload_bytes);
+  Status write_slot(int peer, const SlotHeader& header, const void* payload, size_t payload_bytes);
+  Status flush_pending(int peer);
+  Status send_credits(int peer, bool force);
+  // Writes this rank's whole credit word (consumption and sleep epoch) into the peer's memory.
+  Status write_credit_word(int peer);
+  // A message found in a slot: headed (handle_slot), bare (its notice came), anchored (its anchor
+  // byte changed). Each ends by releasing the slot.
   Status handle_slot(int peer, uint32_t slot);
-  // Polled delivery: consumes the bare eager message in the slot (its notice came).
   Status handle_bare(int peer, uint32_t slot);
-  // Polled delivery: consumes the anchored eager message in the slot (its anchor byte changed).
   Status handle_anchored(int peer, uint32_t slot);
+  // Matches an eager payload (or parks it unexpected).
+  void arrive_eager(int peer, const SlotHeader& header, const uint8_t* payload);
   // After a slot message was handled: counts it delivered; the slot is consumed (credits returned
   // when due) at once, or, polled, by release_delivered at the next pass or when the next message
   // from the peer is found, whichever comes first.
@@ -129,106 +164,73 @@ class Engine {
   Status poll_slots(int peer, uint64_t* delivered);
   // Polled delivery: before sleeping, asks every peer to notify its next slot message.
   Status announce_sleep();
-  Status handle_fin(int peer, uint32_t request_index);
-  Status handle_write_done(uint64_t cookie);
-
-  Status post_slot_message(int peer, const SlotHeader& header, const void* payload, size_t payload_bytes);
-  Status write_slot(int peer, const SlotHeader& header, const void* payload, size_t payload_bytes);
-  // An eager message without its header (ImmKind::kBareSlot): the payload and a notice.
-  Status write_bare(int peer, const void* payload, size_t bytes);
-  // Whether the next eager message to the peer, which repeats the previous one's tag and context,
-  // may go anchored (wire.h: no header, no notice) rather than bare or with a header.
-  bool anchored_allowed(int peer, const void* payload, size_t bytes);
-  Status write_anchored(int peer, const void* payload, size_t bytes);
-  // Copies a headerless message's payload to `offset` in the next staging slot and writes it to
-  // the same place in the peer's slot; counts the slot sent.
-  Status write_payload(int peer, const void* payload, size_t bytes, uint64_t offset, bool notify, uint32_t imm);
-  // Whether this many unreported consumptions make a credit word due (a quarter of the slots).
-  bool credits_due(uint64_t unreported) const { return unreported >= slots_ / 4; }
-  Status flush_pending(int peer);
-  Status send_credits(int peer, bool force);
-  // Writes this rank's whole credit word (consumption and sleep epoch) into the peer's memory.
-  Status write_credit_word(int peer);
-  Status send_cts(Request* receive, const Unexpected& rts);
-  Status start_rendezvous_write(Request* send, uint64_t target, const std::vector<uint8_t>& key, uint64_t bytes,
-                                uint64_t receiver_request);
-
-  void match_or_queue_eager(int peer, const SlotHeader& header, const uint8_t* payload);
-  void complete(Request* request, Status status, const std::string& message = {});
-  void fail_peer_locked(int peer, Status status, const std::string& message);
-  Status wait_locked(std::unique_lock<std::mutex>& lock, Request* request);
-  Status finish_locked(Request* request);
-  Status irecv_locked(void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out);
-  Request* new_request();
-  void free_request(Request* request);
-  Request* request_at(uint64_t index);
-  Status check_usable(int peer);
   // How many of my slot messages / FINs the peer has consumed: the newer of its credit word and
   // the credits piggybacked on its slot messages.
-  uint64_t slots_consumed_by(int peer);
-  uint64_t fins_consumed_by(int peer);
+  uint64_t slots_consumed_by(int peer) const;
+  uint64_t fins_consumed_by(int peer) const;
   // Whether some message waits for the peer's credits (which arrive without a notice).
   bool waiting_for_credits() const;
   uint8_t* recv_slot(int peer, uint32_t slot);
   uint8_t* send_slot(int peer, uint32_t slot);
-  // The address of my slot in the peer's receive area.
   uint64_t remote_slot(int peer, uint32_t slot) const;
 
-  std::mutex mutex_;
-  std::unique_ptr<transport::Transport> transport_;
-  std::unique_ptr<RegistrationCache> registrations_;  // before the areas: destroyed after them
-  int rank_;
-  int size_;
-  size_t eager_limit_;
-  size_t slot_bytes_;
-  uint32_t slots_;  // per peer
-  static constexpr int kCrowdedSpins = 2000, kDedicatedSpins = 65536;
-  int spin_count_ = kCrowdedSpins;
-  bool spin_count_explicit_ = false;
-  bool oversubscribed_ = true;  // until told otherwise: yielding is the safe default
-  bool polled_ = false;         // slot messages are found by polling (transport's polled_delivery)
-  uint64_t sleep_epoch_ = 0;    // polled: how often this rank announced that it goes to sleep
-  uint64_t last_pass_delivered_ = 0;  // slot messages the last progress pass found by polling
-  double timeout_s_;
-  bool aborted_ = false;
-  EngineCounters counters_;
+  // rendezvous.cc: large messages.
+  Status start_large_send(Request* send, SlotHeader header);
+  Status send_cts(Request* receive, const Arrival& rts);
+  Status handle_rts(int peer, const SlotHeader& header);
+  Status handle_cts(int peer, const SlotHeader& header, const uint8_t* key);
+  Status handle_fin(int peer, uint32_t request_index);
+  Status handle_write_done(uint64_t cookie);
 
-  // Registered areas: receive slots (peers write), send staging, credit words (peers write), credit staging.
+  // progress.cc
+  Status progress_locked();
+  Status handle_event(const transport::Event& event);
+  Status wait_locked(std::unique_lock<std::mutex>& lock, Request* request);
+
+  std::mutex mutex_;
+  // Registered areas: receive slots (peers write), send staging, credit words (peers write), credit
+  // staging. Declared before transport_, so they are freed after it: the transport's destructor
+  // still progresses operations in flight (a failed job tears down mid-transfer), which read the
+  // send staging and land writes in the receive slots.
   std::vector<uint8_t> recv_area_, send_area_;
   std::vector<CreditWord> credit_area_, credit_staging_;
+  std::unique_ptr<transport::Transport> transport_;
+  std::unique_ptr<RegistrationCache> registrations_;  // before the areas' registrations: destroyed after them
+  int rank_;
+  int size_;
+  size_t eager_limit_ = 0;
+  size_t slot_bytes_ = 0;
+  uint32_t slots_ = 0;            // per peer
+  uint32_t encodings_ = kHeaded;  // eager encodings this rank takes and sends
+  WaitPolicy wait_policy_;
+  bool polled_ = false;               // slot messages are found by polling (transport's polled_delivery)
+  uint64_t sleep_epoch_ = 0;          // polled: how often this rank announced that it goes to sleep
+  uint64_t last_pass_delivered_ = 0;  // slot messages the last progress pass found by polling
+  int first_polled_peer_ = 0;         // rotates, so no peer's slots are always looked at first
+  double timeout_s_ = 60;
+  EngineCounters counters_;
+
+  // Groups by id (a few per job); world_ is group 0. Some group is broken or aborted: then the
+  // checks on every call look the caller's group up (else they cost a branch).
+  std::vector<std::unique_ptr<Group>> groups_;
+  Group* world_ = nullptr;
+  uint32_t next_group_id_ = 1;
+  bool some_group_unusable_ = false;
+  bool some_peer_failed_ = false;
+
+  // Their registrations (the areas are declared before transport_).
   std::unique_ptr<transport::Memory> recv_memory_, send_memory_, credit_memory_, credit_staging_memory_;
 
   std::vector<PeerState> peers_;
-  std::vector<Request*> requests_;       // index -> request (the FIN immediate names it)
+  Matcher matcher_;
+  std::vector<Request*> requests_;  // index -> request (the FIN immediate names it)
   std::vector<uint32_t> free_indexes_;
   std::vector<transport::Event> events_;  // reused by every progress pass
 
-  // Set once a peer failed: the first failure, reported to every later call.
-  Status broken_ = RCC_SUCCESS;
-  std::string broken_message_;
   // Failures reported from other threads, applied by the next progress pass.
   std::mutex reported_mutex_;
   std::vector<std::pair<int, std::string>> reported_failures_;
   std::atomic<bool> has_reported_failures_{false};
-  std::atomic<bool> unusable_{false};  // broken_ or aborted_ set (readable without the lock)
-};
-
-// A pending send or receive. Owned by the engine until finish()/wait().
-struct Request {
-  enum class Kind { kSend, kRecv } kind = Kind::kSend;
-  uint32_t index = 0;
-  int peer = -1;
-  int tag = 0;
-  uint32_t context = 0;
-  void* buffer = nullptr;
-  size_t bytes = 0;      // posted length
-  size_t received = 0;   // bytes that arrived (receives)
-  bool done = false;
-  bool in_use = false;
-  Status status = RCC_SUCCESS;
-  std::string error;
-  std::shared_ptr<transport::Memory> memory;  // registration of a large buffer (from the cache)
-  std::unique_ptr<transport::RemoteKey> remote_key;
 };
 
 }  // namespace rcc::p2p

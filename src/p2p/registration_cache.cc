@@ -1,6 +1,8 @@
 #include "p2p/registration_cache.h"
 
-#include <ucm/api/ucm.h>
+#ifdef RCC_WITH_UCX
+#include <ucm/api/ucm.h>  // the memory hooks come with UCX
+#endif
 #include <unistd.h>
 
 #include <array>
@@ -8,7 +10,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/log.h"
+#include "base/log.h"
 
 namespace rcc::p2p {
 namespace {
@@ -23,6 +25,7 @@ struct UnmapQueue {
   std::atomic<uint64_t> generation{0};  // bumped on every report
 };
 
+#ifdef RCC_WITH_UCX
 void on_unmapped(ucm_event_type_t /*type*/, ucm_event_t* event, void* arg) {
   UnmapQueue& queue = *static_cast<UnmapQueue*>(arg);
   const auto start = reinterpret_cast<uintptr_t>(event->vm_unmapped.address);
@@ -34,6 +37,7 @@ void on_unmapped(ucm_event_type_t /*type*/, ucm_event_t* event, void* arg) {
   }
   queue.generation.fetch_add(1, std::memory_order_release);
 }
+#endif
 
 // The sanitizers' allocators map and unmap memory with raw system calls, which UCX's hooks (they
 // patch libc's functions) never see: a freed buffer's registration would outlive its pages and a
@@ -51,9 +55,12 @@ struct RegistrationCache::Hook : UnmapQueue {};
 RegistrationCache::RegistrationCache(transport::Transport& transport)
     : transport_(transport), hook_(std::make_unique<Hook>()) {
   if (kAllocatorBypassesHooks) {
-    RCC_INFO("registration cache off in a sanitizer build (its allocator unmaps unseen); buffers are registered per message");
+    RCC_INFO(
+        "registration cache off in a sanitizer build (its allocator unmaps unseen); buffers are registered per "
+        "message");
     return;
   }
+#ifdef RCC_WITH_UCX
   ucs_status_t status = ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, &on_unmapped, hook_.get());
   if (status != UCS_OK) {
     RCC_WARN("registration cache off: UCX memory hooks unavailable (%s); buffers are registered per message",
@@ -61,16 +68,26 @@ RegistrationCache::RegistrationCache(transport::Transport& transport)
     return;
   }
   hooks_active_ = true;
+#else
+  RCC_INFO(
+      "registration cache off: built without UCX, whose memory hooks it needs; buffers are registered per message");
+#endif
+}
+
+void RegistrationCache::unhook() {
+#ifdef RCC_WITH_UCX
+  if (hooks_active_) ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, &on_unmapped, hook_.get());
+#endif
+  hooks_active_ = false;
 }
 
 RegistrationCache::~RegistrationCache() {
-  if (hooks_active_) ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, &on_unmapped, hook_.get());
+  unhook();
   entries_.clear();
 }
 
 void RegistrationCache::disable() {
-  if (hooks_active_) ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, &on_unmapped, hook_.get());
-  hooks_active_ = false;
+  unhook();
   entries_.clear();
 }
 

@@ -11,7 +11,7 @@
 #include <map>
 #include <memory>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "transport/transport.h"
 
 namespace rcc::p2p {
@@ -26,9 +26,9 @@ class RegistrationCache {
   // From now on every lookup registers anew (RCC_REGISTRATION_CACHE=0). Before the first lookup.
   void disable();
 
-
  private:
   void drop_unmapped_ranges();
+  void unhook();
 
   struct Hook;  // the ranges the memory hook reported, drained by the next lookup
 

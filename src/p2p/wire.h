@@ -16,12 +16,12 @@ enum class SlotType : uint16_t {
 
 struct SlotHeader {
   SlotType type;
-  uint16_t key_length;       // kCts: bytes of remote key after the header
+  uint16_t key_length;  // kCts: bytes of remote key after the header
   int32_t tag;
-  uint32_t context;          // separates user point-to-point from collectives
-  uint32_t sender_request;   // kRts, kCts: the sender's request index
-  uint64_t length;           // kEager: payload bytes; kRts: message bytes; kCts: bytes to write (0: refused)
-  uint64_t target_addr;      // kCts
+  uint32_t context;         // separates user point-to-point from collectives
+  uint32_t sender_request;  // kRts, kCts: the sender's request index
+  uint64_t length;          // kEager: payload bytes; kRts: message bytes; kCts: bytes to write (0: refused)
+  uint64_t target_addr;     // kCts
   // The writer's cumulative consumption of the reader's messages (piggybacked credits: with
   // traffic both ways no separate credit write is needed). Never decreases.
   uint64_t credit_slots;
@@ -66,7 +66,8 @@ inline uint32_t slot_sequence(uint64_t index) { return static_cast<uint32_t>(ind
 // payload whose last byte is kAnchorIdle (the change would not be seen) goes with a header or
 // bare instead.
 constexpr uint64_t kAnchorReserve = 8;  // keeps the slot size 8-aligned
-constexpr uint8_t kAnchorIdle = 0xa5;   // arbitrary; less common at the end of data than 0x00, 0xff or a float's sign and exponent
+constexpr uint8_t kAnchorIdle =
+    0xa5;  // arbitrary; less common at the end of data than 0x00, 0xff or a float's sign and exponent
 // Whether a payload of `bytes` ending at the slot's end would change its anchor byte.
 inline bool changes_anchor(const void* payload, uint64_t bytes) {
   return bytes > 0 && static_cast<const uint8_t*>(payload)[bytes - 1] != kAnchorIdle;
@@ -81,6 +82,10 @@ enum class ImmKind : uint32_t {
   // it, tag and context are those of the previous eager message from the same sender, and the
   // argument holds the slot and the low bits of the piggybacked slot credits (bare_imm_arg).
   kBareSlot = 3,
+  // Notified delivery: the receiver's consumption of my messages, in the notice itself (a write of
+  // no bytes), so the sender never reads a credit word that a later write may be placing. The
+  // argument holds the low kCreditBits of the cumulative slot and FIN counts (credit_imm_arg).
+  kCredit = 4,
 };
 constexpr uint32_t kImmArgBits = 28;
 constexpr uint32_t kImmArgMask = (1u << kImmArgBits) - 1;
@@ -105,8 +110,27 @@ inline uint32_t make_imm(ImmKind kind, uint32_t arg) { return (static_cast<uint3
 inline ImmKind imm_kind(uint32_t imm) { return static_cast<ImmKind>(imm >> kImmArgBits); }
 inline uint32_t imm_arg(uint32_t imm) { return imm & kImmArgMask; }
 
+// A credit notice's argument: the low 14 bits of the slots consumed, above them those of the FINs.
+// Between two credit notices (or slot headers) of one stream at most RCC_EAGER_SLOTS slots and as
+// many FINs are consumed (the sender never has more outstanding), which is less than 2^14, so the
+// sender recovers both counts exactly from the values it knew before.
+constexpr uint32_t kCreditBits = 14;
+static_assert(2 * kCreditBits == kImmArgBits);
+inline uint32_t credit_imm_arg(uint64_t slots_consumed, uint64_t fins_consumed) {
+  constexpr uint64_t mask = (1u << kCreditBits) - 1;
+  return static_cast<uint32_t>(slots_consumed & mask) | static_cast<uint32_t>(fins_consumed & mask) << kCreditBits;
+}
+inline uint64_t credit_from_low(uint32_t low, uint64_t previous) {
+  return previous + ((low - previous) & ((1u << kCreditBits) - 1));
+}
+inline uint64_t credit_slots(uint32_t arg, uint64_t previous) {
+  return credit_from_low(arg & ((1u << kCreditBits) - 1), previous);
+}
+inline uint64_t credit_fins(uint32_t arg, uint64_t previous) { return credit_from_low(arg >> kCreditBits, previous); }
+
 // What a receiver tells a sender about the messages it has consumed (cumulative counts), written
-// into the sender's credit area without a notice when no slot message carried them back soon enough.
+// into the sender's credit area without a notice when no slot message carried them back soon enough
+// (polled delivery only: notified delivery sends the counts in a kCredit notice).
 struct CreditWord {
   uint64_t slots_consumed;
   uint64_t fins_consumed;

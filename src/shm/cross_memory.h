@@ -4,8 +4,8 @@
 // seccomp filter forbidding it), so the segment's set-up probes it between every pair of ranks.
 #pragma once
 
-#include <cstddef>
 #include <sys/types.h>
+#include <cstddef>
 
 namespace rcc::shm {
 

@@ -11,30 +11,45 @@
 // everyone arrived at s + 1 (begin() waits for that when the last step did not already show it).
 #pragma once
 
+#include <sys/types.h>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
+#include "base/health.h"
+#include "base/status.h"
+#include "base/wait.h"
+#include "bootstrap/hosts.h"
 #include "bootstrap/store.h"
-#include "core/status.h"
-#include "p2p/engine.h"
 
 namespace rcc::shm {
 
 struct SegmentHeader;
 struct StepControl;
 
+// What a segment is made from: the communicator's ranks, where they run, how to meet and how to
+// wait, and who says whether the peers are still alive.
+struct SegmentSetup {
+  bootstrap::StoreClient* store = nullptr;  // for the set-up exchanges, under key_prefix
+  std::string key_prefix;
+  int rank = 0;
+  int size = 1;
+  double timeout_s = 60;     // RCC_BOOTSTRAP_TIMEOUT: the set-up exchanges
+  double op_timeout_s = 60;  // RCC_TIMEOUT: a step that makes no progress
+  const bootstrap::HostMap* hosts = nullptr;
+  WaitPolicy wait;               // crowded: the ranks outnumber the host's cores
+  PeerHealth* health = nullptr;  // progressed while waiting; reports dead peers and aborts
+};
+
 class Segment {
  public:
   // Maps a segment shared by all ranks when every rank is on this host and RCC_SHM allows it.
   // *out stays null when it cannot be used (ranks on several hosts, no /dev/shm space): that is not
   // an error unless RCC_SHM=1 demands the segment. Collective: every rank calls it.
-  static Status create(bootstrap::StoreClient& store, const std::string& key_prefix, int rank, int size,
-                       double timeout_s, p2p::Engine* engine, std::unique_ptr<Segment>* out);
+  static Status create(const SegmentSetup& setup, std::unique_ptr<Segment>* out);
   ~Segment();
   Segment(const Segment&) = delete;
   Segment& operator=(const Segment&) = delete;
@@ -42,7 +57,7 @@ class Segment {
   int rank() const { return rank_; }
   int size() const { return size_; }
   // More ranks than the cores they may run on (the union of their affinity masks).
-  bool oversubscribed() const { return oversubscribed_; }
+  bool oversubscribed() const { return wait_.crowded; }
   // Bytes of one slot; a multiple of 4096.
   size_t slot_bytes() const { return slot_bytes_; }
   // Whether a broadcast of `bytes` fills the slots with copy_streaming (RCC_SHM_STREAM_BYTES; only
@@ -52,7 +67,7 @@ class Segment {
   // RCC_SHM_CMA_BYTES (agreed by all ranks at set-up, 0 unless every rank can read every other) up
   // to kCrossMemoryMaxBytes, and only with a core per rank. The same answer on every rank.
   bool broadcast_reads_across(size_t bytes) const {
-    return cma_bytes_ > 0 && bytes >= cma_bytes_ && bytes <= kCrossMemoryMaxBytes && !oversubscribed_;
+    return cma_bytes_ > 0 && bytes >= cma_bytes_ && bytes <= kCrossMemoryMaxBytes && !wait_.crowded;
   }
   // Above it the slots' overlapped copies measured faster than one read across (the kernel pins
   // every page of the root's buffer for it); so did every size when ranks outnumber cores (the
@@ -106,7 +121,7 @@ class Segment {
   Status wait_all(uint64_t step, const char* what) { return wait_ranks(0, size_, -1, step, what); }
   // wait_all unless every rank is already known to have arrived at `step`.
   Status ensure_all_reached(uint64_t step, const char* what);
-  void sleep_until(uint64_t step, int first, int last, int except);
+  void sleep_until(uint64_t step, int first, int last, int except, std::chrono::milliseconds most);
   void wake_sleepers();
   std::string missing_ranks(uint64_t step, int first, int last, int except) const;
   // Records that this rank's collective failed (first failure wins) and wakes every sleeper.
@@ -121,9 +136,9 @@ class Segment {
   std::vector<pid_t> pids_;  // by rank
   uint64_t step_ = 0;
   uint64_t all_reached_ = 0;  // every rank is known to have arrived at this step
-  bool oversubscribed_ = false;  // more ranks than cores: yield instead of spinning
+  WaitPolicy wait_;           // crowded: more ranks than cores
   double timeout_s_ = 60;
-  p2p::Engine* engine_ = nullptr;  // progressed while waiting; reports dead peers and aborts
+  PeerHealth* health_ = nullptr;     // progressed while waiting; reports dead peers and aborts
   SegmentHeader* header_ = nullptr;  // the start of the mapping
   size_t mapping_bytes_ = 0;
   uint8_t* data_ = nullptr;

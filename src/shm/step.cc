@@ -1,7 +1,8 @@
-// Arriving at a step and waiting for the others: spin briefly (a peer usually arrives within
-// microseconds), yield instead when ranks outnumber cores (the peer needs this core to arrive),
-// then sleep on a futex in the segment. Every few hundred polls the p2p engine progresses (a peer
-// may be waiting on a message of ours to reach this step) and reports a dead peer or an abort.
+// Arriving at a step and waiting for the others, under the wait policy (base/wait.h): spin while a
+// peer is likely to arrive within microseconds, yield, then sleep on a futex in the segment. Every
+// few hundred polls (and before every sleep) the peers' health is asked: a progress pass of the
+// p2p engine (a peer may be waiting on a message of ours to reach this step), which also reports
+// a dead peer or an abort.
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -22,12 +23,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kPollsPerCheck = 256;                         // polls between engine progress passes
-constexpr int kPollsPerCheckYielding = 16;                  // the same when every poll yields
-constexpr auto kSpinTime = std::chrono::microseconds(200);  // polling before sleeping
-constexpr long kSleepNanoseconds = 1000000;                 // a sleeper rechecks health every 1 ms
-
-inline void cpu_relax() { __builtin_ia32_pause(); }
+constexpr int kPollsPerCheck = 256;         // spinning polls between health checks
+constexpr int kPollsPerCheckYielding = 16;  // the same when every poll yields (a system call each)
 
 }  // namespace
 
@@ -65,9 +62,7 @@ Status Segment::step(const char* what) {
   return RCC_SUCCESS;
 }
 
-Status Segment::wait_for(int owner, const char* what) {
-  return wait_ranks(owner, owner + 1, -1, step_ + 1, what);
-}
+Status Segment::wait_for(int owner, const char* what) { return wait_ranks(owner, owner + 1, -1, step_ + 1, what); }
 
 Status Segment::wait_others_then_publish(const char* what) {
   RCC_RETURN_IF_ERROR(wait_ranks(0, size_, rank_, step_ + 1, what));
@@ -83,47 +78,51 @@ Status Segment::wait_ranks(int first, int last, int except, uint64_t step, const
     return true;
   };
   if (done()) return RCC_SUCCESS;
-  // Yielding polls are system calls already: check health more often than between pauses.
-  const int polls_per_check = oversubscribed_ ? kPollsPerCheckYielding : kPollsPerCheck;
+  Backoff backoff(wait_);
   const Clock::time_point start = Clock::now();
-  for (;;) {
-    for (int poll = 0; poll < polls_per_check; ++poll) {
-      if (done()) return RCC_SUCCESS;
-      if (oversubscribed_) {
-        sched_yield();
-      } else {
-        cpu_relax();
+  bool colocated = false;
+  for (int polls = 1;; ++polls) {
+    if (done()) return RCC_SUCCESS;
+    // Whether a rank still missing sits on this CPU (looked at now and then: it is a loop over ranks).
+    if (polls % 32 == 1) {
+      colocated = false;
+      for (int r = first; r < last && !colocated; ++r) {
+        colocated = r != except && !arrived(r, step) && backoff.shares_cpu_with(r);
       }
     }
+    const Backoff::Next next = backoff.idle(colocated);
+    if (next == Backoff::Next::kYield) sched_yield();
+    const int per_check = next == Backoff::Next::kPoll ? kPollsPerCheck : kPollsPerCheckYielding;
+    if (next != Backoff::Next::kSleep && polls % per_check != 0) continue;
     if (header_->failed_rank.load(std::memory_order_acquire) != 0) return failed_elsewhere(what);
-    Status health = engine_->health();
+    Status health = health_->health();
     // A dead peer is found by every rank's own liveness monitor (and named); anything else (an
     // abort, a transport error) would leave the others waiting: tell them.
     if (health == RCC_ERR_PEER_FAILED) return health;
     if (health != RCC_SUCCESS) return give_up(health);
     if (done()) return RCC_SUCCESS;
-    const Clock::duration waited = Clock::now() - start;
-    if (std::chrono::duration<double>(waited).count() > timeout_s_) {
+    if (std::chrono::duration<double>(Clock::now() - start).count() > timeout_s_) {
       return give_up(fail(RCC_ERR_TIMEOUT, "%s: rank %d waited %.0f s (RCC_TIMEOUT) in shared memory for rank(s) %s",
                           what, rank_, timeout_s_, missing_ranks(step, first, last, except).c_str()));
     }
-    if (waited > kSpinTime) sleep_until(step, first, last, except);
+    if (next == Backoff::Next::kSleep) sleep_until(step, first, last, except, backoff.sleep_timeout());
   }
 }
 
 Status Segment::check_usable(const char* what) {
   if (header_->failed_rank.load(std::memory_order_acquire) != 0) return failed_elsewhere(what);
-  if (engine_->maybe_unusable()) RCC_RETURN_IF_ERROR(engine_->health());
+  if (health_->maybe_unusable()) RCC_RETURN_IF_ERROR(health_->health());
   return RCC_SUCCESS;
 }
 
 Status Segment::read_from(int owner, const void* remote, void* local, size_t bytes, const char* what) {
   const int error = read_across(pids_[static_cast<size_t>(owner)], remote, local, bytes);
   if (error == 0) return RCC_SUCCESS;
-  return give_up(fail(error == ESRCH ? RCC_ERR_PEER_FAILED : RCC_ERR_INTERNAL,
-                      "%s: rank %d could not read %zu bytes of rank %d (pid %d) at %p: %s%s", what, rank_, bytes, owner,
-                      static_cast<int>(pids_[static_cast<size_t>(owner)]), remote, std::strerror(error),
-                      error == ESRCH ? " (it exited)" : " (set RCC_SHM_CMA_BYTES=0 to copy through the slots instead)"));
+  return give_up(
+      fail(error == ESRCH ? RCC_ERR_PEER_FAILED : RCC_ERR_INTERNAL,
+           "%s: rank %d could not read %zu bytes of rank %d (pid %d) at %p: %s%s", what, rank_, bytes, owner,
+           static_cast<int>(pids_[static_cast<size_t>(owner)]), remote, std::strerror(error),
+           error == ESRCH ? " (it exited)" : " (set RCC_SHM_CMA_BYTES=0 to copy through the slots instead)"));
 }
 
 Status Segment::give_up(Status status) {
@@ -141,7 +140,7 @@ Status Segment::failed_elsewhere(const char* what) const {
               what, failed - 1);
 }
 
-void Segment::sleep_until(uint64_t step, int first, int last, int except) {
+void Segment::sleep_until(uint64_t step, int first, int last, int except, std::chrono::milliseconds most) {
   header_->sleepers.fetch_add(1, std::memory_order_seq_cst);
   const uint32_t word = header_->wake.load(std::memory_order_seq_cst);
   bool ready = true;  // everyone arrived, or some rank gave up (no point sleeping either way)
@@ -151,7 +150,8 @@ void Segment::sleep_until(uint64_t step, int first, int last, int except) {
     }
   }
   if (!ready) {
-    timespec timeout{0, kSleepNanoseconds};
+    const long nanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(most).count();
+    timespec timeout{nanoseconds / 1000000000, nanoseconds % 1000000000};
     // Not FUTEX_PRIVATE: the word is shared between processes.
     syscall(SYS_futex, &header_->wake, FUTEX_WAIT, word, &timeout, nullptr, 0);
   }

@@ -14,10 +14,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace rcc::transport {
 
@@ -46,9 +47,9 @@ enum class EventKind { kWriteDone, kNotify, kError };
 struct Event {
   EventKind kind = EventKind::kWriteDone;
   int peer = -1;
-  uint64_t cookie = 0;   // kWriteDone: the cookie given to write()
-  uint32_t imm = 0;      // kNotify: the immediate
-  uint64_t length = 0;   // kNotify: bytes of the write that carried the notice
+  uint64_t cookie = 0;          // kWriteDone: the cookie given to write()
+  uint32_t imm = 0;             // kNotify: the immediate
+  uint64_t length = 0;          // kNotify: bytes of the write that carried the notice
   Status status = RCC_SUCCESS;  // kError: what failed
   std::string message;          // kError: names peer, device and completion status, with a hint
 };
@@ -60,7 +61,12 @@ struct Options {
   // Upper bound on kNotify events a peer may have outstanding toward this rank (sent and not yet
   // returned through the engine's credit words). Verbs posts this many receives per peer up front,
   // so receiver-not-ready cannot happen.
-  int max_notifies_per_peer = 64;
+  int max_notifies_per_peer = 128;  // the engine's need with 32 eager slots (comm.cc)
+  // RCC_TIMEOUT: how long set-up steps that wait for peers (iWARP connections) may take.
+  double timeout_s = 60;
+  // The job secret: connections a backend accepts on its own listener (iWARP's connection
+  // manager) must prove it, as those to rcc's other listeners do.
+  std::string secret;
 };
 
 class Transport {
@@ -78,8 +84,8 @@ class Transport {
   virtual Status import_key(int peer, const std::vector<uint8_t>& key, std::unique_ptr<RemoteKey>* out) = 0;
 
   // length may be any size (the backend splits large writes); src lies within local.
-  virtual Status write(int peer, const void* src, size_t length, Memory& local, uint64_t remote_addr,
-                       RemoteKey& remote, bool notify, uint32_t imm, uint64_t cookie) = 0;
+  virtual Status write(int peer, const void* src, size_t length, Memory& local, uint64_t remote_addr, RemoteKey& remote,
+                       bool notify, uint32_t imm, uint64_t cookie) = 0;
 
   // Appends what happened since the last call (never blocks).
   virtual Status poll(std::vector<Event>* events) = 0;
@@ -108,9 +114,18 @@ class Transport {
 };
 
 // Backends. Each returns RCC_ERR_NO_DEVICE (with a message saying what exists) when it cannot run.
+using CreateFn = Status (*)(const Options& options, std::unique_ptr<Transport>* out);
 Status create_ucx(const Options& options, std::unique_ptr<Transport>* out);
 Status create_verbs(const Options& options, std::unique_ptr<Transport>* out);
-// RCC_TRANSPORT: auto (verbs when an active port exists, else ucx), verbs, ucx. Logs the choice.
+
+// One row per backend built in (registry.cc), in the order RCC_TRANSPORT=auto tries them.
+struct Backend {
+  const char* name;  // RCC_TRANSPORT's value, and rcc_comm_transport's answer
+  CreateFn create;
+  const char* needs;  // what it runs on, for docs and messages
+};
+std::span<const Backend> backends();
+// RCC_TRANSPORT: auto (the first backend that can run here), or a backend's name. Logs the choice.
 Status create_transport(const Options& options, std::unique_ptr<Transport>* out);
 
 }  // namespace rcc::transport

@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
 """Checks one rcc-bench run: every expected collective printed rows, every #wrong is 0, and the
--J file parses as JSON with the same rows.  usage: check_bench_output.py STDOUT JSON COLLECTIVE..."""
+-J file parses as JSON with the same rows. With --split N (given as --groups N before STDOUT) the
+"# split:" header must name N groups and the JSON meta say so.
+usage: check_bench_output.py [--groups N] STDOUT JSON COLLECTIVE..."""
 import json
 import sys
 
 
 def main():
-    stdout_path, json_path, expected = sys.argv[1], sys.argv[2], sys.argv[3:]
-    if "all" in expected:
+    argv, groups = sys.argv[1:], None
+    if argv[:1] == ["--groups"]:
+        groups, argv = int(argv[1]), argv[2:]
+    stdout_path, json_path, expected = argv[0], argv[1], argv[2:]
+    if "all" in expected:  # rcc-bench's "-c all" (all_collectives() in bench/options.cc)
         expected = ["allreduce", "broadcast", "reduce", "allgather", "reduce_scatter", "alltoall", "gather",
-                    "scatter", "barrier", "sendrecv", "latency", "bw"]
+                    "scatter", "allgatherv", "alltoallv", "gatherv", "scatterv", "reduce_scatterv", "scan", "exscan",
+                    "barrier", "sendrecv", "latency", "bw"]
     text = open(stdout_path).read()
     rows, section, problems = {}, None, []
     for line in text.splitlines():
@@ -25,7 +31,7 @@ def main():
         elif line.strip() and not line.startswith("#") and section:
             fields = line.split()
             rows[section] = rows.get(section, 0) + 1
-            if len(fields) == 13:  # collective row: #wrong in columns 9 and 13
+            if len(fields) == 14:  # collective row: #wrong in columns 9 and 13, then memcpy
                 for wrong in (fields[8], fields[12]):
                     if wrong != "N/A" and wrong != "0":
                         problems.append(f"{section}: #wrong {wrong} in: {line.strip()}")
@@ -43,6 +49,14 @@ def main():
         for column in ("out_of_place", "in_place"):
             if isinstance(r.get(column), dict) and r[column]["wrong"] != 0:
                 problems.append(f"JSON: {r['collective']} {r['size']} B {column} wrong {r[column]['wrong']}")
+    if groups is not None:
+        split_lines = [line for line in text.splitlines() if line.startswith("# split:")]
+        if groups > 1 and not any(line.startswith(f"# split: {groups} groups") for line in split_lines):
+            problems.append(f"no '# split: {groups} groups' header line")
+        if groups == 1 and split_lines:
+            problems.append("a '# split:' line without a split")
+        if data["meta"].get("groups") != str(groups):
+            problems.append(f"JSON meta groups is {data['meta'].get('groups')!r}, expected '{groups}'")
     if "# Avg bus bandwidth" not in text:
         problems.append("no '# Avg bus bandwidth' line")
     for p in problems:

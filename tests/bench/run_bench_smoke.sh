@@ -13,4 +13,12 @@ if [ $status -ne 0 ]; then
   echo "run_bench_smoke: rcc-bench exited with status $status"
   exit 1
 fi
-"$python" "$checker" "$work/out.txt" "$work/out.json" ${collectives//,/ }
+# --split N among the flags: the checker also wants the "# split: N groups" header.
+groups=()
+previous=
+for arg in "$@"; do
+  if [ "$previous" = "--split" ]; then groups=(--groups "$arg"); fi
+  case $arg in --split=*) groups=(--groups "${arg#--split=}") ;; esac
+  previous=$arg
+done
+"$python" "$checker" "${groups[@]}" "$work/out.txt" "$work/out.json" ${collectives//,/ }

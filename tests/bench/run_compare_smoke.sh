@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # bench/compare with tiny sizes: it must finish with status 0 and write results.json/csv holding
-# rcc's allreduce and broadcast, whichever peers are installed (or with --peers none).
+# rcc's results for every collective compared (allreduce and broadcast unless --collectives says
+# otherwise), whichever peers are installed (or with --peers none); MPI's results too when an
+# MPI is installed and --collectives names alltoallv.
 # usage: run_compare_smoke.sh PYTHON COMPARE BUILD_DIR [compare flags...]
 set -u
 python=$1 compare=$2 build=$3
@@ -14,10 +16,14 @@ import csv, json, os, sys
 out = sys.argv[1]
 data = json.load(open(os.path.join(out, "results.json")))
 mine = [r for r in data["results"] if r["library"] == "rcc"]
-missing = {"allreduce", "broadcast"} - {r["collective"] for r in mine}
+missing = set(data["meta"]["collectives"]) - {r["collective"] for r in mine}
 assert not missing, f"no rcc results for {missing}"
 assert all(r["wrong"] == 0 and r["time_us"] > 0 for r in mine), mine
 rows = list(csv.DictReader(open(os.path.join(out, "results.csv"))))
 assert len(rows) == len(data["results"]), "CSV and JSON disagree"
+if "alltoallv" in data["meta"]["collectives"]:
+    for mpi in {"openmpi", "mpich"} & set(data["meta"]["libraries"]):
+        theirs = [r for r in data["results"] if r["library"] == mpi and r["collective"] == "alltoallv"]
+        assert theirs and all(r["wrong"] == 0 for r in theirs), (mpi, theirs)
 print("compare smoke: libraries", data["meta"]["libraries"], "records", len(rows))
 PY

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <string>
 
+#include "base/log.h"
+#include "base/settings.h"
 #include "bootstrap/job.h"
-#include "core/config.h"
-#include "core/log.h"
 
 namespace {
 
@@ -22,10 +22,14 @@ int main() {
   JobInfo job;
   if (rcc::bootstrap::detect_job(&job) != RCC_SUCCESS) return failed(-1, "detect_job");
   rcc::log::set_rank(job.rank);
-  const double timeout = static_cast<double>(rcc::config::get_int_or_default("RCC_BOOTSTRAP_TIMEOUT"));
+  int64_t timeout_setting = 0;
+  if (rcc::settings::integer("RCC_BOOTSTRAP_TIMEOUT", &timeout_setting) != RCC_SUCCESS)
+    return failed(job.rank, "settings");
+  const double timeout = static_cast<double>(timeout_setting);
   std::unique_ptr<rcc::bootstrap::StoreServer> server;
   std::unique_ptr<rcc::bootstrap::StoreClient> client;
-  if (rcc::bootstrap::connect_job(&job, timeout, &server, &client) != RCC_SUCCESS) return failed(job.rank, "connect_job");
+  if (rcc::bootstrap::connect_job(&job, timeout, &server, &client) != RCC_SUCCESS)
+    return failed(job.rank, "connect_job");
   if ((job.rank == 0) != (server != nullptr) && job.rank0_hosts_store) {
     std::fprintf(stderr, "probe rank %d: FAILED: store hosted by the wrong rank\n", job.rank);
     return 1;

@@ -24,9 +24,24 @@ namespace {
 
 using Env = std::map<std::string, std::string>;
 
-const char* kStripped[] = {"RCC_RANK", "RCC_SIZE", "RCC_LOCAL_RANK", "RCC_LOCAL_SIZE", "RCC_STORE_ADDR",
-                           "RCC_JOB_SECRET", "RCC_JOB_ID", "RCC_STORE_DIR", "SLURM_", "OMPI_", "PMI_", "PMIX_",
-                           "MPI_LOCAL", "RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=", "MASTER_"};
+const char* kStripped[] = {"RCC_RANK",
+                           "RCC_SIZE",
+                           "RCC_LOCAL_RANK",
+                           "RCC_LOCAL_SIZE",
+                           "RCC_STORE_ADDR",
+                           "RCC_JOB_SECRET",
+                           "RCC_JOB_ID",
+                           "RCC_STORE_DIR",
+                           "SLURM_",
+                           "OMPI_",
+                           "PMI_",
+                           "PMIX_",
+                           "MPI_LOCAL",
+                           "RANK=",
+                           "WORLD_SIZE=",
+                           "LOCAL_RANK=",
+                           "LOCAL_WORLD_SIZE=",
+                           "MASTER_"};
 
 struct Result {
   int status = -1;
@@ -102,7 +117,8 @@ class ConventionsTest : public ::testing::Test {
   void expect_all_ok(const std::vector<Result>& results, const std::string& source) {
     for (size_t r = 0; r < results.size(); ++r) {
       EXPECT_EQ(results[r].status, 0) << "rank " << r << ": " << results[r].output;
-      std::string line = "probe rank " + std::to_string(r) + " of " + std::to_string(results.size()) + " (" + source + ") ok";
+      std::string line =
+          "probe rank " + std::to_string(r) + " of " + std::to_string(results.size()) + " (" + source + ") ok";
       EXPECT_NE(results[r].output.find(line), std::string::npos) << results[r].output;
     }
   }
@@ -121,10 +137,14 @@ class ConventionsTest : public ::testing::Test {
 TEST_F(ConventionsTest, Slurm) {
   const int n = 3;
   std::vector<Env> ranks;
-  for (int r = 0; r < n; ++r) ranks.push_back({{"SLURM_PROCID", std::to_string(r)}, {"SLURM_LOCALID", std::to_string(r)}});
+  for (int r = 0; r < n; ++r)
+    ranks.push_back({{"SLURM_PROCID", std::to_string(r)}, {"SLURM_LOCALID", std::to_string(r)}});
   std::string job = "4242" + std::to_string(getpid());
-  auto results = run({{"SLURM_NTASKS", std::to_string(n)}, {"SLURM_JOB_ID", job}, {"SLURM_STEP_ID", "0"},
-                      {"SLURM_STEP_TASKS_PER_NODE", "3"}, {"RCC_STORE_DIR", dir_ + "/store"}},
+  auto results = run({{"SLURM_NTASKS", std::to_string(n)},
+                      {"SLURM_JOB_ID", job},
+                      {"SLURM_STEP_ID", "0"},
+                      {"SLURM_STEP_TASKS_PER_NODE", "3"},
+                      {"RCC_STORE_DIR", dir_ + "/store"}},
                      ranks);
   expect_all_ok(results, "slurm");
   EXPECT_NE(results[2].output.find("local 2/3"), std::string::npos) << results[2].output;
@@ -138,8 +158,10 @@ TEST_F(ConventionsTest, OpenMpi) {
   for (int r = 0; r < n; ++r) {
     ranks.push_back({{"OMPI_COMM_WORLD_RANK", std::to_string(r)}, {"OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(r)}});
   }
-  auto results = run({{"OMPI_COMM_WORLD_SIZE", std::to_string(n)}, {"OMPI_COMM_WORLD_LOCAL_SIZE", std::to_string(n)},
-                      {"OMPI_MCA_ess_base_jobid", "77" + std::to_string(getpid())}, {"RCC_STORE_DIR", dir_}},
+  auto results = run({{"OMPI_COMM_WORLD_SIZE", std::to_string(n)},
+                      {"OMPI_COMM_WORLD_LOCAL_SIZE", std::to_string(n)},
+                      {"OMPI_MCA_ess_base_jobid", "77" + std::to_string(getpid())},
+                      {"RCC_STORE_DIR", dir_}},
                      ranks);
   expect_all_ok(results, "openmpi");
 }
@@ -147,7 +169,8 @@ TEST_F(ConventionsTest, OpenMpi) {
 TEST_F(ConventionsTest, PmiHydraKeyedByParentPid) {
   const int n = 3;
   std::vector<Env> ranks;
-  for (int r = 0; r < n; ++r) ranks.push_back({{"PMI_RANK", std::to_string(r)}, {"MPI_LOCALRANKID", std::to_string(r)}});
+  for (int r = 0; r < n; ++r)
+    ranks.push_back({{"PMI_RANK", std::to_string(r)}, {"MPI_LOCALRANKID", std::to_string(r)}});
   // No job id at all: the ranks share their parent (this test), like under one local mpiexec.
   auto results = run({{"PMI_SIZE", std::to_string(n)}, {"RCC_STORE_DIR", dir_}}, ranks);
   expect_all_ok(results, "pmi");
@@ -157,27 +180,50 @@ TEST_F(ConventionsTest, TorchrunWithMasterAddrAndPort) {
   const int n = 4;
   std::vector<Env> ranks;
   for (int r = 0; r < n; ++r) ranks.push_back({{"RANK", std::to_string(r)}, {"LOCAL_RANK", std::to_string(r)}});
-  auto results = run({{"WORLD_SIZE", std::to_string(n)}, {"LOCAL_WORLD_SIZE", std::to_string(n)},
-                      {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", std::to_string(free_port())}},
+  auto results = run({{"WORLD_SIZE", std::to_string(n)},
+                      {"LOCAL_WORLD_SIZE", std::to_string(n)},
+                      {"MASTER_ADDR", "127.0.0.1"},
+                      {"MASTER_PORT", std::to_string(free_port())}},
                      ranks);
   expect_all_ok(results, "torchrun");
+  // No RCC_JOB_SECRET: the derived secret is said once, at WARN, by rank 0 only.
+  const std::string warning = "RCC_JOB_SECRET is not set: the rendezvous secret is derived from public values";
+  for (int r = 0; r < n; ++r) {
+    const std::string& out = results[static_cast<size_t>(r)].output;
+    const size_t first = out.find(warning);
+    if (r == 0) {
+      EXPECT_NE(first, std::string::npos) << out;
+      EXPECT_EQ(out.find(warning, first + 1), std::string::npos) << "said more than once: " << out;
+    } else {
+      EXPECT_EQ(first, std::string::npos) << "rank " << r << ": " << out;
+    }
+  }
 }
 
 TEST_F(ConventionsTest, SlurmWithMasterAddrAndSecret) {
   const int n = 2;
   std::vector<Env> ranks;
   for (int r = 0; r < n; ++r) ranks.push_back({{"SLURM_PROCID", std::to_string(r)}});
-  auto results = run({{"SLURM_NTASKS", std::to_string(n)}, {"SLURM_JOB_ID", "1"}, {"MASTER_ADDR", "127.0.0.1"},
-                      {"MASTER_PORT", std::to_string(free_port())}, {"RCC_JOB_SECRET", "a-secret-for-the-test"}},
+  auto results = run({{"SLURM_NTASKS", std::to_string(n)},
+                      {"SLURM_JOB_ID", "1"},
+                      {"MASTER_ADDR", "127.0.0.1"},
+                      {"MASTER_PORT", std::to_string(free_port())},
+                      {"RCC_JOB_SECRET", "a-secret-for-the-test"}},
                      ranks);
   expect_all_ok(results, "slurm");
+  for (const Result& result : results) {
+    EXPECT_EQ(result.output.find("RCC_JOB_SECRET is not set"), std::string::npos) << result.output;
+    EXPECT_EQ(result.output.find("a-secret-for-the-test"), std::string::npos) << "the secret is in the log";
+  }
 }
 
 TEST_F(ConventionsTest, MissingRankIsNamedAndEveryoneFailsInBoundedTime) {
   std::vector<Env> ranks;
   for (int r = 0; r < 3; ++r) ranks.push_back({{"SLURM_PROCID", std::to_string(r)}});  // rank 3 never starts
   auto start = std::chrono::steady_clock::now();
-  auto results = run({{"SLURM_NTASKS", "4"}, {"SLURM_JOB_ID", "9" + std::to_string(getpid())}, {"RCC_STORE_DIR", dir_},
+  auto results = run({{"SLURM_NTASKS", "4"},
+                      {"SLURM_JOB_ID", "9" + std::to_string(getpid())},
+                      {"RCC_STORE_DIR", dir_},
                       {"RCC_BOOTSTRAP_TIMEOUT", "2"}},
                      ranks, 30);
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "bootstrap/frame.h"
+#include "bootstrap/liveness_hello.h"
 #include "bootstrap/store.h"
 
 namespace rcc::bootstrap {
@@ -77,3 +78,29 @@ TEST(FrameTest, RejectsBadFrames) {
 
 }  // namespace
 }  // namespace rcc::bootstrap
+
+// The liveness hello (src/bootstrap/liveness_hello.h).
+TEST(LivenessHelloTest, RoundTripAndRefusals) {
+  using rcc::bootstrap::encode_liveness_hello;
+  using rcc::bootstrap::kLivenessHelloBytes;
+  using rcc::bootstrap::parse_liveness_hello;
+  const std::string secret = "0123456789abcdef0123456789abcdef";
+  uint8_t hello[kLivenessHelloBytes];
+  std::string why;
+  encode_liveness_hello(2, secret, hello);
+  EXPECT_EQ(parse_liveness_hello(hello, sizeof hello, secret, 3, &why), 2) << why;
+  EXPECT_EQ(parse_liveness_hello(hello, sizeof hello, secret, 2, &why), -1);  // rank 2 does not dial rank 2
+  EXPECT_NE(why.find("rank 2"), std::string::npos) << why;
+  EXPECT_EQ(parse_liveness_hello(hello, sizeof hello - 1, secret, 3, &why), -1);
+  EXPECT_EQ(parse_liveness_hello(hello, sizeof hello, "0123456789abcdef0123456789abcdeX", 3, &why), -1);
+  EXPECT_EQ(why, "wrong job secret");
+  EXPECT_EQ(why.find(secret), std::string::npos);
+  EXPECT_EQ(parse_liveness_hello(hello, sizeof hello, secret.substr(0, 31), 3, &why), -1);  // a prefix is not it
+  hello[0] ^= 1;
+  EXPECT_EQ(parse_liveness_hello(hello, sizeof hello, secret, 3, &why), -1);
+  EXPECT_NE(why.find("magic"), std::string::npos) << why;
+  // A secret longer than the field (RCC_JOB_SECRET is the user's) is accepted on both sides.
+  const std::string long_secret(100, 's');
+  encode_liveness_hello(0, long_secret, hello);
+  EXPECT_EQ(parse_liveness_hello(hello, sizeof hello, long_secret, 1, &why), 0) << why;
+}

@@ -9,13 +9,37 @@
 namespace rcc::bootstrap {
 namespace {
 
-const char* kLauncherVariables[] = {
-    "RCC_RANK", "RCC_SIZE", "RCC_LOCAL_RANK", "RCC_LOCAL_SIZE", "RCC_STORE_ADDR", "RCC_JOB_SECRET", "RCC_JOB_ID",
-    "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_STEP_TASKS_PER_NODE",
-    "SLURM_TASKS_PER_NODE", "SLURM_NTASKS_PER_NODE", "SLURM_JOB_ID", "SLURM_STEP_ID", "OMPI_COMM_WORLD_RANK",
-    "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE", "PMI_RANK", "PMI_SIZE",
-    "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
-    "MASTER_PORT", "RCC_SOCKET_IFNAME"};
+const char* kLauncherVariables[] = {"RCC_RANK",
+                                    "RCC_SIZE",
+                                    "RCC_LOCAL_RANK",
+                                    "RCC_LOCAL_SIZE",
+                                    "RCC_STORE_ADDR",
+                                    "RCC_JOB_SECRET",
+                                    "RCC_JOB_ID",
+                                    "SLURM_PROCID",
+                                    "SLURM_NTASKS",
+                                    "SLURM_LOCALID",
+                                    "SLURM_NODEID",
+                                    "SLURM_STEP_TASKS_PER_NODE",
+                                    "SLURM_TASKS_PER_NODE",
+                                    "SLURM_NTASKS_PER_NODE",
+                                    "SLURM_JOB_ID",
+                                    "SLURM_STEP_ID",
+                                    "OMPI_COMM_WORLD_RANK",
+                                    "OMPI_COMM_WORLD_SIZE",
+                                    "OMPI_COMM_WORLD_LOCAL_RANK",
+                                    "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                    "PMI_RANK",
+                                    "PMI_SIZE",
+                                    "MPI_LOCALRANKID",
+                                    "MPI_LOCALNRANKS",
+                                    "RANK",
+                                    "WORLD_SIZE",
+                                    "LOCAL_RANK",
+                                    "LOCAL_WORLD_SIZE",
+                                    "MASTER_ADDR",
+                                    "MASTER_PORT",
+                                    "RCC_SOCKET_IFNAME"};
 
 class JobTest : public ::testing::Test {
  protected:
@@ -28,7 +52,8 @@ class JobTest : public ::testing::Test {
 TEST_F(JobTest, NothingSetListsEveryVariable) {
   JobInfo info;
   EXPECT_EQ(detect_job(&info), RCC_ERR_BOOTSTRAP);
-  for (const char* name : {"RCC_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "WORLD_SIZE", "MASTER_ADDR"}) {
+  for (const char* name :
+       {"RCC_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "WORLD_SIZE", "MASTER_ADDR"}) {
     EXPECT_NE(last_error().find(name), std::string::npos) << name << ": " << last_error();
   }
   EXPECT_EQ(info.rank, -1);  // untouched on failure

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "bootstrap/frame.h"
+#include "bootstrap/refusals.h"
 #include "bootstrap/store.h"
 
 namespace rcc::bootstrap {
@@ -250,7 +251,7 @@ TEST_F(StoreTest, WrongSecretIsRefusedAndLoggedWhileOthersFinish) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::string log = testing::internal::GetCapturedStderr();
   EXPECT_EQ(good.load(), 4);
-  EXPECT_NE(log.find("refused connection from 127.0.0.1:"), std::string::npos) << log;
+  EXPECT_NE(log.find("refused a connection from 127.0.0.1:"), std::string::npos) << log;
   EXPECT_NE(log.find("wrong job secret"), std::string::npos) << log;
 }
 
@@ -295,11 +296,11 @@ TEST_F(StoreTest, GarbageAndOversizedFramesCloseOnlyThatConnection) {
 }
 
 TEST_F(StoreTest, StalledClientsDoNotBlockOthersAndAreDropped) {
-  int silent = raw_connection();        // never sends anything
-  int half_hello = raw_connection();    // sends part of a hello, then stalls
+  int silent = raw_connection();      // never sends anything
+  int half_hello = raw_connection();  // sends part of a hello, then stalls
   auto hello = hello_frame(secret_);
   send_raw(half_hello, std::vector<uint8_t>(hello.begin(), hello.begin() + 6));
-  int unread = raw_connection();        // authenticated, floods gets and never reads a reply
+  int unread = raw_connection();  // authenticated, floods gets and never reads a reply
   send_raw(unread, hello);
   std::vector<uint8_t> flood;
   std::vector<uint8_t> big(1u << 20, 7);
@@ -313,6 +314,95 @@ TEST_F(StoreTest, StalledClientsDoNotBlockOthersAndAreDropped) {
   EXPECT_TRUE(closed_by_server(half_hello, 10000));
   EXPECT_LT(seconds_since(start), 12);
   for (int fd : {silent, half_hello, unread}) close(fd);
+}
+
+TEST_F(StoreTest, DeletePrefixRemovesOnlyThoseKeys) {
+  std::unique_ptr<StoreClient> c = client();
+  for (const char* key : {"job/split1.0/a", "job/split1.0/b", "job/split1.1/a", "job/split10.0/a", "other"}) {
+    ASSERT_EQ(c->set(key, {1}), RCC_SUCCESS);
+  }
+  ASSERT_EQ(c->delete_prefix("job/split1."), RCC_SUCCESS);
+  ASSERT_EQ(c->delete_prefix("nothing/here"), RCC_SUCCESS);
+  bool found = true;
+  std::vector<uint8_t> value;
+  for (const char* gone : {"job/split1.0/a", "job/split1.0/b", "job/split1.1/a"}) {
+    ASSERT_EQ(c->try_get(gone, &found, &value), RCC_SUCCESS);
+    EXPECT_FALSE(found) << gone;
+  }
+  for (const char* kept : {"job/split10.0/a", "other"}) {
+    ASSERT_EQ(c->try_get(kept, &found, &value), RCC_SUCCESS);
+    EXPECT_TRUE(found) << kept;
+  }
+  // A removed key can be set again, and a get waiting for it is answered.
+  std::thread later([&] {
+    std::unique_ptr<StoreClient> other = client();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(other->set("job/split1.0/a", {7}), RCC_SUCCESS);
+  });
+  ASSERT_EQ(c->get("job/split1.0/a", 5, &value), RCC_SUCCESS);
+  EXPECT_EQ(value, std::vector<uint8_t>{7});
+  later.join();
+}
+
+TEST_F(StoreTest, ConsumableKeysGoAfterTheirReads) {
+  std::unique_ptr<StoreClient> c = client();
+  bool found = false;
+  std::vector<uint8_t> value;
+  // Read twice (a get waiting before the set counts), try_get never counts.
+  std::thread waiting([&] {
+    std::unique_ptr<StoreClient> other = client();
+    std::vector<uint8_t> got;
+    EXPECT_EQ(other->get("c/a", 5, &got), RCC_SUCCESS);
+    EXPECT_EQ(got, std::vector<uint8_t>{5});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(c->set_consumable("c/a", {5}, 2), RCC_SUCCESS);
+  waiting.join();
+  ASSERT_EQ(c->try_get("c/a", &found, &value), RCC_SUCCESS);
+  EXPECT_TRUE(found);
+  ASSERT_EQ(c->get("c/a", 5, &value), RCC_SUCCESS);  // the second read
+  ASSERT_EQ(c->try_get("c/a", &found, &value), RCC_SUCCESS);
+  EXPECT_FALSE(found) << "read twice, yet still there";
+  // A plain set of the same key is kept again.
+  ASSERT_EQ(c->set("c/a", {6}), RCC_SUCCESS);
+  ASSERT_EQ(c->get("c/a", 5, &value), RCC_SUCCESS);
+  ASSERT_EQ(c->try_get("c/a", &found, &value), RCC_SUCCESS);
+  EXPECT_TRUE(found);
+  // An allgather leaves none of its keys behind.
+  for (int size : {1, 2, 5}) {
+    const std::string prefix = "gone" + std::to_string(size);
+    EXPECT_EQ(run_allgather(size, prefix), size);
+    for (int r = 0; r < size; ++r) {
+      ASSERT_EQ(c->try_get(prefix + "/" + std::to_string(r), &found, &value), RCC_SUCCESS);
+      EXPECT_FALSE(found) << prefix << "/" << r;
+    }
+  }
+}
+
+// 100 strangers with a wrong secret: each is refused, but the log holds RefusalLog::kBurst lines
+// naming one, and one line with the number of the others (when the server goes away).
+TEST_F(StoreTest, RefusalsAreLoggedRateLimited) {
+  testing::internal::CaptureStderr();
+  for (int i = 0; i < 100; ++i) {
+    int fd = raw_connection();
+    std::vector<uint8_t> wire;
+    std::string wrong(secret_.size(), 'x');
+    append_frame(FrameType::kHello, 1, "", reinterpret_cast<const uint8_t*>(wrong.data()), wrong.size(), &wire);
+    ASSERT_EQ(send(fd, wire.data(), wire.size(), MSG_NOSIGNAL), static_cast<ssize_t>(wire.size()));
+    char byte;
+    EXPECT_EQ(recv(fd, &byte, 1, 0), 0);  // closed by the server
+    close(fd);
+  }
+  EXPECT_EQ(run_allgather(4, "after-strangers"), 4);
+  server_.reset();
+  std::string log = testing::internal::GetCapturedStderr();
+  size_t lines = 0;
+  for (size_t at = log.find("refused a connection from"); at != std::string::npos;
+       at = log.find("refused a connection from", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, static_cast<size_t>(RefusalLog::kBurst)) << log;
+  EXPECT_NE(log.find("95 more refused connection(s) were not logged (100 refused in all)"), std::string::npos) << log;
 }
 
 TEST_F(StoreTest, ManyConcurrentConnections) {

@@ -32,7 +32,7 @@ TEST(Allreduce, EveryTypeOpCountPerAlgorithm) {
       for (int o = 0; o < RCC_NUM_OPS; ++o) {
         const auto type = static_cast<rcc_datatype_t>(t);
         const auto op = static_cast<rcc_op_t>(o);
-        if (op == RCC_AVG && !is_float(type)) continue;
+        if (!op_defined(type, op)) continue;
         // The 1 MiB+5 case: every type with SUM, and every op on float32/int32.
         // (RCC_TEST_QUICK: SUM and float32 only.)
         const bool large = op == RCC_SUM || type == RCC_FLOAT32 || (type == RCC_INT32 && !quick());

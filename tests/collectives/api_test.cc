@@ -16,8 +16,8 @@ TEST(Nonblocking, ManyInFlightWaitedInReverseOrder) {
     const size_t count = k % 3 == 0 ? 100003 : static_cast<size_t>(k * 37 + 1);
     sums[k].assign(count, static_cast<float>(rank + k));
     rcc_request_t request = nullptr;
-    RCC_ASSERT_OK(rcc_iallreduce(ranktest::comm(), sums[k].data(), sums[k].data(), count, RCC_FLOAT32, RCC_SUM,
-                                 &request));
+    RCC_ASSERT_OK(
+        rcc_iallreduce(ranktest::comm(), sums[k].data(), sums[k].data(), count, RCC_FLOAT32, RCC_SUM, &request));
     requests.push_back(request);
   }
   std::vector<int64_t> bcast(5000, rank == 0 ? 42 : -1);
@@ -105,6 +105,10 @@ TEST(Errors, BadArgumentsOnEveryRank) {
   expect_invalid(rcc_scatter(comm, f.data(), f.data(), 4, RCC_FLOAT32, ranks + 3), "scatter root", "root");
   expect_invalid(rcc_allreduce(comm, n.data(), n.data(), 4, RCC_INT32, RCC_AVG), "avg on int32", "RCC_AVG");
   expect_invalid(rcc_reduce_scatter(comm, n.data(), n.data(), 4, RCC_INT32, RCC_AVG), "rs avg on int32", "RCC_AVG");
+  expect_invalid(rcc_allreduce(comm, f.data(), f.data(), 4, RCC_FLOAT32, RCC_BXOR), "bxor on float32", "op");
+  expect_invalid(rcc_reduce(comm, f.data(), f.data(), 4, RCC_FLOAT32, RCC_BAND, 0), "reduce band on float32", "op");
+  expect_invalid(rcc_reduce_scatter(comm, f.data(), f.data(), 2, RCC_FLOAT64, RCC_BOR), "rs bor on float64", "op");
+  expect_invalid(rcc_allreduce(comm, n.data(), n.data(), 4, RCC_INT16, RCC_AVG), "avg on int16", "RCC_AVG");
   expect_invalid(rcc_allreduce(comm, nullptr, f.data(), 4, RCC_FLOAT32, RCC_SUM), "null sendbuf", "sendbuf");
   expect_invalid(rcc_allreduce(comm, f.data(), nullptr, 4, RCC_FLOAT32, RCC_SUM), "null recvbuf", "recvbuf");
   expect_invalid(rcc_broadcast(comm, nullptr, 1, RCC_FLOAT32, 0), "null buf", "buf");
@@ -121,8 +125,7 @@ TEST(Errors, BadArgumentsOnEveryRank) {
   expect_invalid(rcc_allgather(comm, f.data(), f.data(), SIZE_MAX / 2 + 1, RCC_INT8), "allgather overflow", "count");
   expect_invalid(rcc_allreduce(nullptr, f.data(), f.data(), 4, RCC_FLOAT32, RCC_SUM), "null comm", "comm");
   expect_invalid(rcc_barrier(nullptr), "barrier null comm", "comm");
-  expect_invalid(rcc_iallreduce(comm, f.data(), f.data(), 4, RCC_FLOAT32, RCC_SUM, nullptr), "null request",
-                 "request");
+  expect_invalid(rcc_iallreduce(comm, f.data(), f.data(), 4, RCC_FLOAT32, RCC_SUM, nullptr), "null request", "request");
   expect_invalid(rcc_ibarrier(comm, nullptr), "ibarrier null request", "request");
   expect_invalid(rcc_iallreduce(comm, f.data(), f.data(), 4, RCC_INT8, RCC_AVG, &request), "iallreduce avg int8",
                  "RCC_AVG");

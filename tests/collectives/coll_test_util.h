@@ -51,15 +51,20 @@ class ScopedEnv {
 };
 
 inline const char* type_name(rcc_datatype_t t) {
-  static const char* names[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64",
-                                "float16", "bfloat16", "float32", "float64"};
+  static const char* names[] = {"int8",    "uint8",    "int32",   "uint32",  "int64", "uint64",
+                                "float16", "bfloat16", "float32", "float64", "int16", "uint16"};
+  static_assert(sizeof names / sizeof names[0] == RCC_NUM_DATATYPES);
   return names[t];
 }
 inline const char* op_name(rcc_op_t op) {
-  static const char* names[] = {"sum", "prod", "min", "max", "avg"};
+  static const char* names[] = {"sum", "prod", "min", "max", "avg", "band", "bor", "bxor"};
+  static_assert(sizeof names / sizeof names[0] == RCC_NUM_OPS);
   return names[op];
 }
-inline bool is_float(rcc_datatype_t t) { return t >= RCC_FLOAT16; }
+inline bool is_float(rcc_datatype_t t) { return t >= RCC_FLOAT16 && t <= RCC_FLOAT64; }
+inline bool is_bitwise(rcc_op_t op) { return op == RCC_BAND || op == RCC_BOR || op == RCC_BXOR; }
+// What rcc.h defines: RCC_AVG for floating types only, the bitwise ops for integer types only.
+inline bool op_defined(rcc_datatype_t t, rcc_op_t op) { return is_float(t) ? !is_bitwise(op) : op != RCC_AVG; }
 
 // ---- half-precision conversions (round to nearest even) ----
 inline float f32_bits(uint32_t b) {
@@ -85,6 +90,8 @@ inline double load(rcc_datatype_t t, const void* p, size_t i) {
   switch (t) {
     case RCC_INT8: return static_cast<const int8_t*>(p)[i];
     case RCC_UINT8: return static_cast<const uint8_t*>(p)[i];
+    case RCC_INT16: return static_cast<const int16_t*>(p)[i];
+    case RCC_UINT16: return static_cast<const uint16_t*>(p)[i];
     case RCC_INT32: return static_cast<const int32_t*>(p)[i];
     case RCC_UINT32: return static_cast<const uint32_t*>(p)[i];
     case RCC_INT64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
@@ -149,11 +156,13 @@ inline uint64_t sign_extend(rcc_datatype_t t, uint64_t v) {
   if (bits == 64) return v;
   const uint64_t mask = (uint64_t{1} << bits) - 1;
   v &= mask;
-  const bool is_signed = t == RCC_INT8 || t == RCC_INT32 || t == RCC_INT64;
+  const bool is_signed = t == RCC_INT8 || t == RCC_INT16 || t == RCC_INT32 || t == RCC_INT64;
   if (is_signed && (v >> (bits - 1))) v |= ~mask;
   return v;
 }
-inline bool is_signed_int(rcc_datatype_t t) { return t == RCC_INT8 || t == RCC_INT32 || t == RCC_INT64; }
+inline bool is_signed_int(rcc_datatype_t t) {
+  return t == RCC_INT8 || t == RCC_INT16 || t == RCC_INT32 || t == RCC_INT64;
+}
 
 inline uint64_t int_combine(rcc_datatype_t t, rcc_op_t op, uint64_t a, uint64_t b) {
   const size_t bits = rcc_datatype_size(t) * 8;
@@ -171,6 +180,9 @@ inline uint64_t int_combine(rcc_datatype_t t, rcc_op_t op, uint64_t a, uint64_t 
     case RCC_PROD: return (a * b) & mask;
     case RCC_MIN: return less ? a : b;
     case RCC_MAX: return less ? b : a;
+    case RCC_BAND: return a & b;
+    case RCC_BOR: return a | b;
+    case RCC_BXOR: return a ^ b;
     default: return 0;
   }
 }
@@ -232,8 +244,8 @@ inline size_t check_reduced(rcc_datatype_t t, rcc_op_t op, int ranks, const void
     }
     if (!ok) {
       if (bad == 0 && first != nullptr) {
-        *first = "element " + std::to_string(offset + i) + ": got " + std::to_string(load(t, have, 0)) +
-                 " expected " + std::to_string(load(t, want, 0));
+        *first = "element " + std::to_string(offset + i) + ": got " + std::to_string(load(t, have, 0)) + " expected " +
+                 std::to_string(load(t, want, 0));
       }
       ++bad;
     }

@@ -44,7 +44,7 @@ TEST(ReduceScatter, EveryTypeOpCountInAndOutOfPlace) {
     for (int o = 0; o < RCC_NUM_OPS; ++o) {
       const auto type = static_cast<rcc_datatype_t>(t);
       const auto op = static_cast<rcc_op_t>(o);
-      if (op == RCC_AVG && !is_float(type)) continue;
+      if (!op_defined(type, op)) continue;
       const bool large = op == RCC_SUM || type == RCC_FLOAT32;
       const size_t element = rcc_datatype_size(type);
       for (size_t count : counts_for(type, large && !(quick() && ranks > 4))) {

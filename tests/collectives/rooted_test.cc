@@ -65,7 +65,9 @@ TEST(Broadcast, RootRunsAheadOfSlowReceivers) {
     for (int round = 0; round < 3; ++round) {
       for (int call = 0; call < 60; ++call) {
         const int root = (round + call / 7) % ranks;
-        const size_t bytes = call % 20 == 19 ? 8193 + call : call % 20 == 9 ? 8192 : 1 + static_cast<size_t>(call) * 137 % 8192;
+        const size_t bytes = call % 20 == 19  ? 8193 + call
+                             : call % 20 == 9 ? 8192
+                                              : 1 + static_cast<size_t>(call) * 137 % 8192;
         std::vector<uint8_t> buf(bytes + 1, 0xee);
         const int id = round * 1000 + call;
         if (rank == root) fill_tagged(RCC_UINT8, id, buf.data(), bytes);
@@ -80,7 +82,8 @@ TEST(Broadcast, RootRunsAheadOfSlowReceivers) {
           std::vector<int32_t> all(static_cast<size_t>(ranks), -1);
           RCC_ASSERT_OK(rcc_gather(ranktest::comm(), &mine, rank == root ? all.data() : nullptr, 1, RCC_INT32, root));
           if (rank == root) {
-            for (int r = 0; r < ranks; ++r) ASSERT_EQ(all[static_cast<size_t>(r)], r * 10 + call) << "gather, call " << call;
+            for (int r = 0; r < ranks; ++r)
+              ASSERT_EQ(all[static_cast<size_t>(r)], r * 10 + call) << "gather, call " << call;
           }
         }
       }
@@ -108,7 +111,7 @@ TEST(Reduce, EveryTypeOpRootCount) {
     for (int o = 0; o < RCC_NUM_OPS; ++o) {
       const auto type = static_cast<rcc_datatype_t>(t);
       const auto op = static_cast<rcc_op_t>(o);
-      if (op == RCC_AVG && !is_float(type)) continue;
+      if (!op_defined(type, op)) continue;
       // Every root for two representative pairs; the last root for the others.
       const bool all_roots = (type == RCC_FLOAT32 && op == RCC_SUM) || (type == RCC_INT32 && op == RCC_MAX);
       const bool large = op == RCC_SUM || type == RCC_FLOAT32;
@@ -124,8 +127,7 @@ TEST(Reduce, EveryTypeOpRootCount) {
             if (rank == root) {
               std::string first;
               ASSERT_EQ(check_reduced(type, op, ranks, out, count, 0, &first, t), 0u)
-                  << type_name(type) << " " << op_name(op) << " count " << count << " root " << root << ": "
-                  << first;
+                  << type_name(type) << " " << op_name(op) << " count " << count << " root " << root << ": " << first;
             }
           }
         }

@@ -16,15 +16,15 @@ int size();
 }  // namespace ranktest
 
 // Asserts an rcc call succeeded, printing rcc_last_error() otherwise.
-#define RCC_ASSERT_OK(expr)                                                                          \
-  do {                                                                                               \
-    rcc_status_t ranktest_status_ = (expr);                                                          \
-    ASSERT_EQ(ranktest_status_, RCC_SUCCESS) << #expr << ": " << rcc_status_string(ranktest_status_) \
-                                             << ": " << rcc_last_error();                            \
+#define RCC_ASSERT_OK(expr)                                                                  \
+  do {                                                                                       \
+    rcc_status_t ranktest_status_ = (expr);                                                  \
+    ASSERT_EQ(ranktest_status_, RCC_SUCCESS)                                                 \
+        << #expr << ": " << rcc_status_string(ranktest_status_) << ": " << rcc_last_error(); \
   } while (0)
-#define RCC_EXPECT_OK(expr)                                                                          \
-  do {                                                                                               \
-    rcc_status_t ranktest_status_ = (expr);                                                          \
-    EXPECT_EQ(ranktest_status_, RCC_SUCCESS) << #expr << ": " << rcc_status_string(ranktest_status_) \
-                                             << ": " << rcc_last_error();                            \
+#define RCC_EXPECT_OK(expr)                                                                  \
+  do {                                                                                       \
+    rcc_status_t ranktest_status_ = (expr);                                                  \
+    EXPECT_EQ(ranktest_status_, RCC_SUCCESS)                                                 \
+        << #expr << ": " << rcc_status_string(ranktest_status_) << ": " << rcc_last_error(); \
   } while (0)

@@ -29,7 +29,8 @@ std::string to_hex(const rcc_unique_id_t& id) {
 
 bool from_hex(const std::string& hex, rcc_unique_id_t* id) {
   if (hex.size() != 2 * sizeof id->internal) return false;
-  for (size_t i = 0; i < sizeof id->internal; ++i) id->internal[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  for (size_t i = 0; i < sizeof id->internal; ++i)
+    id->internal[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
   return true;
 }
 
@@ -44,14 +45,18 @@ int run_rank(const rcc_unique_id_t& id, int rank, int size) {
   rcc_comm_t comm = nullptr;
   if (check(rcc_comm_init_rank(&comm, id, rank, size), "rcc_comm_init_rank", rank)) return 1;
   int got_rank = -1, got_size = -1;
-  if (check(rcc_comm_rank(comm, &got_rank), "rcc_comm_rank", rank) || check(rcc_comm_size(comm, &got_size), "rcc_comm_size", rank)) return 1;
+  if (check(rcc_comm_rank(comm, &got_rank), "rcc_comm_rank", rank) ||
+      check(rcc_comm_size(comm, &got_size), "rcc_comm_size", rank))
+    return 1;
   if (got_rank != rank || got_size != size) {
     std::fprintf(stderr, "rank %d: communicator says rank %d of %d\n", rank, got_rank, got_size);
     return 1;
   }
   std::vector<int64_t> values(1000);
   for (size_t i = 0; i < values.size(); ++i) values[i] = rank * 1000 + static_cast<int64_t>(i);
-  if (check(rcc_allreduce(comm, values.data(), values.data(), values.size(), RCC_INT64, RCC_SUM), "rcc_allreduce", rank)) return 1;
+  if (check(rcc_allreduce(comm, values.data(), values.data(), values.size(), RCC_INT64, RCC_SUM), "rcc_allreduce",
+            rank))
+    return 1;
   for (size_t i = 0; i < values.size(); ++i) {
     const int64_t expected = 1000LL * size * (size - 1) / 2 + static_cast<int64_t>(i) * size;
     if (values[i] != expected) {

@@ -8,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <string>
 
 #include "launch.h"
@@ -30,53 +33,61 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 class FaultTest : public testing::TestWithParam<Case> {};
 
-void run_one(const Case& c, int ranks, unsigned seed) {
-  const int victim = static_cast<int>(seed % static_cast<unsigned>(ranks));
-  const int timeout_s = env_int("RCC_TIMEOUT", 10);
-  const std::string marker = "rcc-fault-marker-" + std::to_string(getpid()) + "-" + c.name + "-" + std::to_string(seed);
-  std::vector<std::string> argv = {faults::required_env("RCC_TEST_RCCRUN"), "-n", std::to_string(ranks),
-                                   "--failure-grace", std::to_string(timeout_s + 5)};
-  if (*c.algo != '\0') {
-    argv.push_back("--env");
-    argv.push_back(std::string("RCC_ALGO=") + c.algo);
-  }
-  for (std::string a : {faults::required_env("RCC_TEST_VICTIM"), std::string(c.op), std::to_string(victim),
-                        std::to_string(seed), marker}) {
-    argv.push_back(a);
-  }
-  SCOPED_TRACE(std::string(c.name) + " seed " + std::to_string(seed) + " victim rank " + std::to_string(victim));
-  // Generous: init + the loop + detection + teardown; a hang shows up as timed_out.
-  faults::Outcome run = faults::run(argv, 3.0 * timeout_s + 30);
-  const std::string output = "stdout:\n" + run.out + "\nstderr:\n" + run.err;
-  ASSERT_FALSE(run.timed_out) << "the job hung; " << output;
+// One job: the victim program under rccrun at `ranks` ranks, the victim rank seed % ranks. Returns
+// whether it passed (every check below; failures are reported as gtest failures too).
+bool run_one(const Case& c, int ranks, unsigned seed) {
+  const int failures_before = testing::UnitTest::GetInstance()->current_test_info()->result()->total_part_count();
+  [&] {
+    const int victim = static_cast<int>(seed % static_cast<unsigned>(ranks));
+    const int timeout_s = env_int("RCC_TIMEOUT", 10);
+    const std::string marker =
+        "rcc-fault-marker-" + std::to_string(getpid()) + "-" + c.name + "-" + std::to_string(seed);
+    std::vector<std::string> argv = {faults::required_env("RCC_TEST_RCCRUN"), "-n", std::to_string(ranks),
+                                     "--failure-grace", std::to_string(timeout_s + 5)};
+    if (*c.algo != '\0') {
+      argv.push_back("--env");
+      argv.push_back(std::string("RCC_ALGO=") + c.algo);
+    }
+    for (std::string a : {faults::required_env("RCC_TEST_VICTIM"), std::string(c.op), std::to_string(victim),
+                          std::to_string(seed), marker}) {
+      argv.push_back(a);
+    }
+    SCOPED_TRACE(std::string(c.name) + " seed " + std::to_string(seed) + " victim rank " + std::to_string(victim));
+    // Generous: init + the loop + detection + teardown; a hang shows up as timed_out.
+    faults::Outcome run = faults::run(argv, 3.0 * timeout_s + 30);
+    const std::string output = "stdout:\n" + run.out + "\nstderr:\n" + run.err;
+    ASSERT_FALSE(run.timed_out) << "the job hung; " << output;
 
-  // rccrun: non-zero, the first failure it names is the victim's SIGKILL.
-  EXPECT_EQ(run.status, 128 + 9) << output;
-  auto reports = faults::lines_starting(run.err, "rccrun: rank ");
-  ASSERT_FALSE(reports.empty()) << output;
-  EXPECT_EQ(reports[0].find("rccrun: rank " + std::to_string(victim) + " (host "), 0u) << output;
-  EXPECT_NE(reports[0].find("was killed by signal 9 (SIGKILL)"), std::string::npos) << output;
-  EXPECT_EQ(reports.size(), 1u) << "rccrun reported more than one death; " << output;
-  // The survivors exited by themselves: rccrun never had to signal them.
-  EXPECT_EQ(run.err.find("sending SIGTERM"), std::string::npos) << output;
+    // rccrun: non-zero, the first failure it names is the victim's SIGKILL.
+    EXPECT_EQ(run.status, 128 + 9) << output;
+    auto reports = faults::lines_starting(run.err, "rccrun: rank ");
+    ASSERT_FALSE(reports.empty()) << output;
+    EXPECT_EQ(reports[0].find("rccrun: rank " + std::to_string(victim) + " (host "), 0u) << output;
+    EXPECT_NE(reports[0].find("was killed by signal 9 (SIGKILL)"), std::string::npos) << output;
+    EXPECT_EQ(reports.size(), 1u) << "rccrun reported more than one death; " << output;
+    // The survivors exited by themselves: rccrun never had to signal them.
+    EXPECT_EQ(run.err.find("sending SIGTERM"), std::string::npos) << output;
 
-  auto victims = faults::lines_starting(run.out, "fault-victim ");
-  ASSERT_EQ(victims.size(), 1u) << output;
-  EXPECT_EQ(faults::field(victims[0], "rank"), std::to_string(victim)) << output;
-  const long long kill_ms = std::atoll(faults::field(victims[0], "kill_ms").c_str());
+    auto victims = faults::lines_starting(run.out, "fault-victim ");
+    ASSERT_EQ(victims.size(), 1u) << output;
+    EXPECT_EQ(faults::field(victims[0], "rank"), std::to_string(victim)) << output;
+    const long long kill_ms = std::atoll(faults::field(victims[0], "kill_ms").c_str());
 
-  auto results = faults::lines_starting(run.out, "fault-result ");
-  EXPECT_EQ(results.size(), static_cast<size_t>(ranks - 1)) << output;
-  for (const std::string& line : results) {
-    const std::string status = faults::field(line, "status");
-    EXPECT_TRUE(status == "RCC_ERR_PEER_FAILED" || status == "RCC_ERR_TIMEOUT") << line;
-    EXPECT_EQ(faults::field(line, "named_victim"), "1") << "the error does not name rank " << victim << ": " << line;
-    const long long latency = std::atoll(faults::field(line, "error_ms").c_str()) - kill_ms;
-    EXPECT_LE(latency, timeout_s * 1000LL + 2000) << "reported " << latency << " ms after the kill: " << line;
-    EXPECT_EQ(faults::field(line, "destroy_status"), "RCC_SUCCESS") << line;
-    EXPECT_LT(std::atoll(faults::field(line, "destroy_ms").c_str()), 3000) << line;
-  }
-  EXPECT_FALSE(faults::processes_left(marker)) << "processes of " << marker << " survived";
+    auto results = faults::lines_starting(run.out, "fault-result ");
+    EXPECT_EQ(results.size(), static_cast<size_t>(ranks - 1)) << output;
+    for (const std::string& line : results) {
+      const std::string status = faults::field(line, "status");
+      EXPECT_TRUE(status == "RCC_ERR_PEER_FAILED" || status == "RCC_ERR_TIMEOUT") << line;
+      EXPECT_EQ(faults::field(line, "named_victim"), "1") << "the error does not name rank " << victim << ": " << line;
+      const long long latency = std::atoll(faults::field(line, "error_ms").c_str()) - kill_ms;
+      EXPECT_LE(latency, timeout_s * 1000LL + 2000) << "reported " << latency << " ms after the kill: " << line;
+      EXPECT_EQ(faults::field(line, "checks"), "ok") << line;
+      EXPECT_EQ(faults::field(line, "destroy_status"), "RCC_SUCCESS") << line;
+      EXPECT_LT(std::atoll(faults::field(line, "destroy_ms").c_str()), 3000) << line;
+    }
+    EXPECT_FALSE(faults::processes_left(marker)) << "processes of " << marker << " survived";
+  }();
+  return testing::UnitTest::GetInstance()->current_test_info()->result()->total_part_count() == failures_before;
 }
 
 TEST_P(FaultTest, SurvivorsReportTheDeadRank) {
@@ -91,20 +102,69 @@ TEST_P(FaultTest, SurvivorsReportTheDeadRank) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, FaultTest,
-                         testing::Values(Case{"p2p", "p2p", ""}, Case{"allreduce_ring", "allreduce", "allreduce:ring"},
-                                         Case{"allreduce_tree", "allreduce", "allreduce:tree"},
-                                         Case{"allreduce_rd", "allreduce", "allreduce:recursive_doubling"},
-                                         Case{"broadcast_tree", "broadcast", "broadcast:tree"},
-                                         Case{"broadcast_pipeline", "broadcast", "broadcast:pipeline"},
-                                         Case{"allreduce_shm", "allreduce", "allreduce:shm"},
-                                         Case{"broadcast_shm", "broadcast", "broadcast:shm"},
-                                         Case{"barrier", "barrier", ""},
-                                         Case{"barrier_dissemination", "barrier", "barrier:dissemination"},
-                                         Case{"allgather", "allgather", ""}, Case{"allgather_ring", "allgather", "allgather:ring"},
-                                         Case{"alltoall", "alltoall", ""},
-                                         Case{"alltoall_pairwise", "alltoall", "alltoall:pairwise"}),
+// Every op of the victim (the nonblocking ones killed in flight, the vector collectives, the scans,
+// a sub-communicator), with some algorithms forced. "hundred" draws from these too.
+const Case kCases[] = {Case{"p2p", "p2p", ""},
+                       Case{"allreduce_ring", "allreduce", "allreduce:ring"},
+                       Case{"allreduce_tree", "allreduce", "allreduce:tree"},
+                       Case{"allreduce_rd", "allreduce", "allreduce:recursive_doubling"},
+                       Case{"broadcast_tree", "broadcast", "broadcast:tree"},
+                       Case{"broadcast_pipeline", "broadcast", "broadcast:pipeline"},
+                       Case{"allreduce_shm", "allreduce", "allreduce:shm"},
+                       Case{"broadcast_shm", "broadcast", "broadcast:shm"},
+                       Case{"barrier", "barrier", ""},
+                       Case{"barrier_dissemination", "barrier", "barrier:dissemination"},
+                       Case{"allgather", "allgather", ""},
+                       Case{"allgather_ring", "allgather", "allgather:ring"},
+                       Case{"alltoall", "alltoall", ""},
+                       Case{"alltoall_pairwise", "alltoall", "alltoall:pairwise"},
+                       Case{"reduce", "reduce", ""},
+                       Case{"gather", "gather", ""},
+                       Case{"scatter", "scatter", ""},
+                       Case{"reduce_scatter", "reduce_scatter", ""},
+                       Case{"scan", "scan", ""},
+                       Case{"exscan", "exscan", ""},
+                       Case{"allgatherv", "allgatherv", ""},
+                       Case{"alltoallv", "alltoallv", ""},
+                       Case{"gatherv", "gatherv", ""},
+                       Case{"scatterv", "scatterv", ""},
+                       Case{"reduce_scatterv", "reduce_scatterv", ""},
+                       Case{"inflight", "inflight", ""},
+                       Case{"inflight_ring", "inflight", "allreduce:ring"},
+                       Case{"split", "split", ""}};
+
+INSTANTIATE_TEST_SUITE_P(Ops, FaultTest, testing::ValuesIn(kCases),
                          [](const testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+// The "100 kills": RCC_FAULT_TRIALS trials (default 100; 10 with RCC_TEST_QUICK, as in
+// the VM), each drawing from RCC_FAULT_HUNDRED_SEED (default 1) an op of kCases, 2..8 ranks and
+// the victim program's seed (victim rank, kill point, nonblocking-in-flight or not, size). Every
+// trial must pass; prints one line per trial and the tally "faults_hundred: N passed, M failed".
+TEST(FaultHundred, EveryTrialReportsTheDeadRank) {
+  const char* trials_env = std::getenv("RCC_FAULT_TRIALS");
+  const int trials = trials_env != nullptr && *trials_env != '\0' ? std::atoi(trials_env)
+                     : std::getenv("RCC_TEST_QUICK") != nullptr   ? 10
+                                                                  : 100;
+  std::mt19937 draw(static_cast<unsigned>(env_int("RCC_FAULT_HUNDRED_SEED", 1)));
+  int passed = 0, failed = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int trial = 0; trial < trials; ++trial) {
+    const Case& c = kCases[draw() % (sizeof kCases / sizeof kCases[0])];
+    const int ranks = 2 + static_cast<int>(draw() % 7);
+    const unsigned seed = draw() % 1000000u;
+    const auto trial_start = std::chrono::steady_clock::now();
+    const bool ok = run_one(c, ranks, seed);
+    (ok ? passed : failed)++;
+    std::printf("faults_hundred: trial %d %s ranks=%d seed=%u victim=%u %.2f s %s\n", trial + 1, c.name, ranks, seed,
+                seed % static_cast<unsigned>(ranks),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - trial_start).count(),
+                ok ? "passed" : "FAILED");
+    std::fflush(stdout);
+  }
+  std::printf("faults_hundred: %d passed, %d failed (%.1f s)\n", passed, failed,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  EXPECT_EQ(failed, 0);
+}
 
 // rcc_comm_abort from another thread ends a blocked receive (or a collective waiting for a peer
 // that never comes: "abort-collective") at once; later calls fail with RCC_ERR_ABORTED; destroy
@@ -113,9 +173,9 @@ class AbortTest : public testing::TestWithParam<const char*> {};
 
 TEST_P(AbortTest, AbortEndsBlockedCall) {
   const std::string marker = "rcc-fault-marker-" + std::to_string(getpid()) + "-" + GetParam();
-  faults::Outcome run = faults::run({faults::required_env("RCC_TEST_RCCRUN"), "-n", "2",
-                                     faults::required_env("RCC_TEST_VICTIM"), GetParam(), marker},
-                                    60);
+  faults::Outcome run = faults::run(
+      {faults::required_env("RCC_TEST_RCCRUN"), "-n", "2", faults::required_env("RCC_TEST_VICTIM"), GetParam(), marker},
+      60);
   ASSERT_FALSE(run.timed_out) << run.out << run.err;
   EXPECT_EQ(run.status, 0) << run.out << run.err;
   auto results = faults::lines_starting(run.out, "abort-result ");
@@ -146,7 +206,8 @@ TEST(ShmFailureTest, LateRankGetsAnErrorNotAMismatchedResult) {
 
 INSTANTIATE_TEST_SUITE_P(Calls, AbortTest, testing::Values("abort", "abort-collective"),
                          [](const testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param) == "abort" ? std::string("receive") : std::string("collective");
+                           return std::string(info.param) == "abort" ? std::string("receive")
+                                                                     : std::string("collective");
                          });
 
 }  // namespace
@@ -155,16 +216,17 @@ namespace {
 
 // rccrun's grace period after a failure, with plain shell ranks (no rcc involved).
 faults::Outcome run_shell_job(const std::string& grace, const std::string& script, const std::string& marker) {
-  return faults::run({faults::required_env("RCC_TEST_RCCRUN"), "-n", "3", "--failure-grace", grace, "/bin/sh", "-c",
-                      script, marker},
-                     60);
+  return faults::run(
+      {faults::required_env("RCC_TEST_RCCRUN"), "-n", "3", "--failure-grace", grace, "/bin/sh", "-c", script, marker},
+      60);
 }
 
 TEST(FailureGraceTest, SurvivorsThatExitByThemselvesAreNotSignalled) {
   const std::string marker = "rcc-fault-marker-" + std::to_string(getpid()) + "-selfexit";
   // Rank 1 dies; the others exit (status 9) by themselves within the grace, as rcc ranks would.
   faults::Outcome run = run_shell_job(
-      "10", "trap 'echo got-term; exit 1' TERM; if [ \"$RCC_RANK\" = 1 ]; then sleep 0.3; kill -9 $$; fi; sleep 1; exit 9",
+      "10",
+      "trap 'echo got-term; exit 1' TERM; if [ \"$RCC_RANK\" = 1 ]; then sleep 0.3; kill -9 $$; fi; sleep 1; exit 9",
       marker);
   ASSERT_FALSE(run.timed_out) << run.err;
   EXPECT_EQ(run.status, 137) << run.err;
@@ -179,7 +241,8 @@ TEST(FailureGraceTest, SurvivorsThatExitByThemselvesAreNotSignalled) {
 TEST(FailureGraceTest, StragglersGetSigtermAfterTheGrace) {
   const std::string marker = "rcc-fault-marker-" + std::to_string(getpid()) + "-straggler";
   faults::Outcome run = run_shell_job(
-      "1.5", "trap 'echo got-term; exit 1' TERM; if [ \"$RCC_RANK\" = 0 ]; then exit 4; fi; while :; do sleep 0.1; done",
+      "1.5",
+      "trap 'echo got-term; exit 1' TERM; if [ \"$RCC_RANK\" = 0 ]; then exit 4; fi; while :; do sleep 0.1; done",
       marker);
   ASSERT_FALSE(run.timed_out) << run.err;
   EXPECT_EQ(run.status, 4) << run.err;
@@ -200,7 +263,8 @@ TEST(FailureGraceTest, ZeroGraceStopsAtOnceAndBadValuesAreRefused) {
   EXPECT_LT(run.seconds, 8);
   EXPECT_FALSE(faults::processes_left(marker));
   for (const char* bad : {"-1", "soon", ""}) {
-    faults::Outcome refused = faults::run({faults::required_env("RCC_TEST_RCCRUN"), "-n", "1", "--failure-grace", bad, "true"}, 30);
+    faults::Outcome refused =
+        faults::run({faults::required_env("RCC_TEST_RCCRUN"), "-n", "1", "--failure-grace", bad, "true"}, 30);
     EXPECT_EQ(refused.status, 2) << bad;
     EXPECT_NE(refused.err.find("--failure-grace: '" + std::string(bad) + "'"), std::string::npos) << refused.err;
   }
@@ -213,9 +277,8 @@ namespace {
 // The rendezvous store under attack during a real job (tests/faults/stranger_rank.cc).
 TEST(RendezvousStrangerTest, JobCompletesWhileStrangersAttackTheStore) {
   const std::string marker = "rcc-fault-marker-" + std::to_string(getpid()) + "-stranger";
-  faults::Outcome run = faults::run({faults::required_env("RCC_TEST_RCCRUN"), "-n", "3",
-                                     faults::required_env("RCC_TEST_STRANGER"), marker},
-                                    90);
+  faults::Outcome run = faults::run(
+      {faults::required_env("RCC_TEST_RCCRUN"), "-n", "3", faults::required_env("RCC_TEST_STRANGER"), marker}, 90);
   ASSERT_FALSE(run.timed_out) << run.out << run.err;
   EXPECT_EQ(run.status, 0) << run.out << run.err;
   EXPECT_EQ(faults::lines_starting(run.out, "stranger-job rank=").size(), 3u) << run.out << run.err;

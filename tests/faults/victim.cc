@@ -2,12 +2,15 @@
 //
 //   victim OP VICTIM_RANK SEED [MARKER]
 //
-// Every rank loops over OP (p2p, allreduce, broadcast, barrier, allgather, alltoall; RCC_ALGO
-// picks the algorithm). Rank VICTIM_RANK kills itself with SIGKILL at an iteration drawn from SEED
-// (sometimes before the call, sometimes in the middle of a nonblocking one). The survivors must get
-// RCC_ERR_PEER_FAILED (or RCC_ERR_TIMEOUT at worst) naming the victim, then destroy the
+// Every rank loops over OP (p2p, allreduce, broadcast, barrier, allgather, alltoall, reduce,
+// gather, scatter, reduce_scatter, scan, exscan, allgatherv, alltoallv, gatherv, scatterv,
+// reduce_scatterv; "inflight": six different nonblocking collectives in flight at once; "split":
+// an op drawn from SEED on a half of the world, see main; RCC_ALGO picks the algorithm). Rank VICTIM_RANK kills itself
+// with SIGKILL at an iteration drawn from SEED (sometimes before the call, sometimes in the middle of a nonblocking
+// one). The survivors must get RCC_ERR_PEER_FAILED (or RCC_ERR_TIMEOUT at worst) naming the victim, then destroy the
 // communicator promptly. Each survivor prints one line
 //   fault-result rank=R status=NAME named_victim=0|1 error_ms=T destroy_ms=D destroy_status=NAME
+//     op=OP half=none|victim|other checks=ok|WHAT-FAILED message=TEXT
 // and the victim prints "fault-victim rank=R iteration=I kill_ms=T" just before dying (times are
 // CLOCK_REALTIME milliseconds, so the driver can compare them across processes).
 //
@@ -19,6 +22,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -33,10 +37,10 @@
 namespace {
 
 // Exit codes the driver checks.
-constexpr int kSurvivorOk = 3;           // got the error, it named the victim, destroy was fine
-constexpr int kSurvivorWrongError = 4;   // an error, but not naming the victim (or an unexpected status)
-constexpr int kSurvivorNoError = 5;      // ran out of iterations without noticing the death
-constexpr int kSurvivorBadDestroy = 6;   // rcc_comm_destroy failed
+constexpr int kSurvivorOk = 3;          // got the error, it named the victim, destroy was fine
+constexpr int kSurvivorWrongError = 4;  // an error, but not naming the victim (or an unexpected status)
+constexpr int kSurvivorNoError = 5;     // ran out of iterations without noticing the death
+constexpr int kSurvivorBadDestroy = 6;  // rcc_comm_destroy failed
 constexpr int kUsage = 2;
 
 long long now_ms() {
@@ -62,11 +66,103 @@ bool names_rank(const std::string& message, int rank) {
   return false;
 }
 
-[[noreturn]] void die_now(int rank, long iteration) {
-  say("fault-victim rank=" + std::to_string(rank) + " iteration=" + std::to_string(iteration) +
+// The rank in the job (die_now is called with ranks of a sub-communicator too).
+int g_job_rank = -1;
+
+[[noreturn]] void die_now(int /*rank in the communicator*/, long iteration) {
+  say("fault-victim rank=" + std::to_string(g_job_rank) + " iteration=" + std::to_string(iteration) +
       " kill_ms=" + std::to_string(now_ms()));
   kill(getpid(), SIGKILL);
   for (;;) pause();
+}
+
+// The counts of the vector collectives: rank i's block for rank j has count - (i + j) % 2 elements
+// (symmetric, so alltoallv's send and receive counts agree).
+// At least 1: a rank whose blocks were all empty would never wait for anyone, and could finish its
+// loop before the death.
+size_t vcount(size_t count, int i, int j) { return count > 1 ? count - static_cast<size_t>((i + j) % 2) : count; }
+
+// Starts one iteration of a collective op (nonblocking) into requests; false for an unknown op.
+// "inflight" starts several different collectives at once, each on buffers of its own.
+bool start_collective(const std::string& op, rcc_comm_t comm, int rank, int size, long iteration, std::vector<float>& a,
+                      std::vector<float>& b, std::vector<std::vector<float>>& extra, std::vector<size_t>& counts,
+                      std::vector<size_t>& displs, std::vector<size_t>& counts2, std::vector<size_t>& displs2,
+                      std::vector<rcc_request_t>& requests, rcc_status_t* status) {
+  const size_t count = a.size() / static_cast<size_t>(size);
+  const int root = static_cast<int>(iteration % size);
+  rcc_request_t request = nullptr;
+  counts.assign(static_cast<size_t>(size), 0);
+  displs.assign(static_cast<size_t>(size), 0);
+  counts2.assign(static_cast<size_t>(size), 0);
+  displs2.assign(static_cast<size_t>(size), 0);
+  for (int r = 0; r < size; ++r) displs[r] = displs2[r] = static_cast<size_t>(r) * count;
+  auto push = [&](rcc_status_t s) {
+    *status = s;
+    if (s == RCC_SUCCESS) requests.push_back(request);
+    request = nullptr;
+    return s == RCC_SUCCESS;
+  };
+  if (op == "allreduce") {
+    push(rcc_iallreduce(comm, a.data(), b.data(), a.size(), RCC_FLOAT32, RCC_SUM, &request));
+  } else if (op == "broadcast") {
+    push(rcc_ibroadcast(comm, a.data(), a.size(), RCC_FLOAT32, root, &request));
+  } else if (op == "barrier") {
+    push(rcc_ibarrier(comm, &request));
+  } else if (op == "allgather") {
+    push(rcc_iallgather(comm, a.data(), b.data(), count, RCC_FLOAT32, &request));
+  } else if (op == "alltoall") {
+    push(rcc_ialltoall(comm, a.data(), b.data(), count, RCC_FLOAT32, &request));
+  } else if (op == "reduce") {
+    push(rcc_ireduce(comm, a.data(), b.data(), a.size(), RCC_FLOAT32, RCC_SUM, root, &request));
+  } else if (op == "gather") {
+    push(rcc_igather(comm, a.data(), b.data(), count, RCC_FLOAT32, root, &request));
+  } else if (op == "scatter") {
+    push(rcc_iscatter(comm, a.data(), b.data(), count, RCC_FLOAT32, root, &request));
+  } else if (op == "reduce_scatter") {
+    push(rcc_ireduce_scatter(comm, a.data(), b.data(), count, RCC_FLOAT32, RCC_SUM, &request));
+  } else if (op == "scan") {
+    push(rcc_iscan(comm, a.data(), b.data(), a.size(), RCC_FLOAT32, RCC_SUM, &request));
+  } else if (op == "exscan") {
+    push(rcc_iexscan(comm, a.data(), b.data(), a.size(), RCC_FLOAT32, RCC_MAX, &request));
+  } else if (op == "allgatherv") {
+    for (int r = 0; r < size; ++r) counts[r] = vcount(count, r, 0);
+    push(rcc_iallgatherv(comm, a.data(), counts[rank], b.data(), counts.data(), displs.data(), RCC_FLOAT32, &request));
+  } else if (op == "alltoallv") {
+    for (int r = 0; r < size; ++r) {
+      counts[r] = vcount(count, rank, r);   // sent to r
+      counts2[r] = vcount(count, r, rank);  // received from r
+    }
+    push(rcc_ialltoallv(comm, a.data(), counts.data(), displs.data(), b.data(), counts2.data(), displs2.data(),
+                        RCC_FLOAT32, &request));
+  } else if (op == "gatherv") {
+    for (int r = 0; r < size; ++r) counts[r] = vcount(count, r, root);
+    push(rcc_igatherv(comm, a.data(), counts[rank], b.data(), counts.data(), displs.data(), RCC_FLOAT32, root,
+                      &request));
+  } else if (op == "scatterv") {
+    for (int r = 0; r < size; ++r) counts[r] = vcount(count, r, root);
+    push(rcc_iscatterv(comm, a.data(), counts.data(), displs.data(), b.data(), counts[rank], RCC_FLOAT32, root,
+                       &request));
+  } else if (op == "reduce_scatterv") {
+    for (int r = 0; r < size; ++r) counts[r] = vcount(count, r, 1);
+    push(rcc_ireduce_scatterv(comm, a.data(), b.data(), counts.data(), RCC_FLOAT32, RCC_SUM, &request));
+  } else if (op == "inflight") {
+    // Six collectives in flight at once, waited for in reverse order.
+    extra.resize(8);
+    for (auto& v : extra) v.assign(a.size(), 1.0f);
+    if (push(rcc_iallreduce(comm, extra[0].data(), extra[1].data(), a.size(), RCC_FLOAT32, RCC_SUM, &request)) &&
+        push(rcc_ibroadcast(comm, extra[2].data(), a.size(), RCC_FLOAT32, root, &request)) &&
+        push(rcc_ialltoall(comm, extra[3].data(), extra[4].data(), count, RCC_FLOAT32, &request)) &&
+        push(rcc_ibarrier(comm, &request))) {
+      for (int r = 0; r < size; ++r) counts[r] = vcount(count, r, 0);
+      if (push(rcc_iallgatherv(comm, extra[5].data(), counts[rank], extra[6].data(), counts.data(), displs.data(),
+                               RCC_FLOAT32, &request))) {
+        push(rcc_iscan(comm, extra[7].data(), b.data(), a.size(), RCC_FLOAT32, RCC_SUM, &request));
+      }
+    }
+  } else {
+    return false;
+  }
+  return true;
 }
 
 // One iteration of op; when die_mid_call, the victim starts a nonblocking form and dies inside it.
@@ -91,26 +187,26 @@ rcc_status_t run_once(const std::string& op, rcc_comm_t comm, int rank, int size
     rcc_status_t received = rcc_wait(recv);
     return sent != RCC_SUCCESS ? sent : received;
   }
-  if (op == "allreduce") {
-    status = rcc_iallreduce(comm, a.data(), b.data(), a.size(), RCC_FLOAT32, RCC_SUM, &request);
-  } else if (op == "broadcast") {
-    status = rcc_ibroadcast(comm, a.data(), a.size(), RCC_FLOAT32, static_cast<int>(iteration % size), &request);
-  } else if (op == "barrier") {
-    status = rcc_ibarrier(comm, &request);
-  } else if (op == "allgather") {
-    status = rcc_iallgather(comm, a.data(), b.data(), count, RCC_FLOAT32, &request);
-  } else if (op == "alltoall") {
-    status = rcc_ialltoall(comm, a.data(), b.data(), count, RCC_FLOAT32, &request);
-  } else {
+  // The count and displacement arrays must outlive the requests (rcc.h).
+  static thread_local std::vector<std::vector<float>> extra;
+  static thread_local std::vector<size_t> counts, displs, counts2, displs2;
+  std::vector<rcc_request_t> requests;
+  if (!start_collective(op, comm, rank, size, iteration, a, b, extra, counts, displs, counts2, displs2, requests,
+                        &status)) {
     std::fprintf(stderr, "victim: unknown op '%s'\n", op.c_str());
     std::exit(kUsage);
   }
-  if (status != RCC_SUCCESS) return status;
   if (die_mid_call) {
     std::this_thread::sleep_for(std::chrono::microseconds(mid_call_delay_us));
     die_now(rank, iteration);
   }
-  return rcc_wait(request);
+  // Every request started is waited for (even after a failure to start the next), last first.
+  rcc_status_t first = status;
+  for (auto it = requests.rbegin(); it != requests.rend(); ++it) {
+    rcc_status_t s = rcc_wait(*it);
+    if (first == RCC_SUCCESS) first = s;
+  }
+  return first;
 }
 
 // collective: rank 0 is blocked in an allreduce (rank 1 never joins it) instead of a receive.
@@ -152,8 +248,8 @@ int run_abort_check(rcc_comm_t comm, int rank, int size, bool collective) {
   const long long destroy_ms = now_ms() - destroy_start;
   check(status == RCC_SUCCESS, std::string("rcc_comm_destroy after abort: ") + rcc_status_string(status));
   check(destroy_ms < 2000, "rcc_comm_destroy after abort took " + std::to_string(destroy_ms) + " ms");
-  say("abort-result rank=" + std::to_string(rank) + " failures=" + std::to_string(failures) +
-      " recv_return_ms=" + std::to_string(returned_at - aborted_at.load()) + " destroy_ms=" + std::to_string(destroy_ms));
+  say("abort-result rank=" + std::to_string(rank) + " failures=" + std::to_string(failures) + " recv_return_ms=" +
+      std::to_string(returned_at - aborted_at.load()) + " destroy_ms=" + std::to_string(destroy_ms));
   return failures == 0 ? 0 : 1;
 }
 
@@ -191,6 +287,7 @@ int main(int argc, char** argv) {
   int rank = 0, size = 0;
   rcc_comm_rank(comm, &rank);
   rcc_comm_size(comm, &size);
+  g_job_rank = rank;
   if (op == "abort" || op == "abort-collective") return run_abort_check(comm, rank, size, op == "abort-collective");
   if (op == "late") return run_late_check(comm, rank, size);
 
@@ -207,29 +304,83 @@ int main(int argc, char** argv) {
   const int mid_call_delay_us = static_cast<int>(random() % 2000);
   // Sizes vary with the seed too, so both eager and larger transfers are cut short.
   const size_t per_rank = size_t{1} << (random() % 15);
-  std::vector<float> a(per_rank * static_cast<size_t>(size), 1.0f), b(a.size(), 0.0f);
+
+  // "split": the world splits into halves {0..size/2-1} and {size/2..size-1} and the loop runs an
+  // op drawn from the seed on the victim's half, which must fail on its survivors naming the victim.
+  // The other half runs kill_at + 10 iterations on its own half, which must all succeed; then every
+  // survivor calls an allreduce on the world, which must fail naming the victim, and the other half
+  // allreduces on its half again, which must still work (docs/communicators.md, "Failure").
+  const bool split = op == "split";
+  std::string loop_op = op;
+  rcc_comm_t half = nullptr;
+  bool in_victim_half = true;
+  if (split) {
+    static const char* const kHalfOps[] = {"allreduce", "broadcast", "allgather", "alltoall",        "barrier",
+                                           "p2p",       "scan",      "alltoallv", "reduce_scatterv", "inflight"};
+    loop_op = kHalfOps[random() % (sizeof kHalfOps / sizeof kHalfOps[0])];
+    const int color = rank < size / 2 ? 0 : 1;
+    in_victim_half = color == (victim < size / 2 ? 0 : 1);
+    if (rcc_comm_split(comm, color, rank, &half) != RCC_SUCCESS) {
+      std::fprintf(stderr, "victim %d: rcc_comm_split: %s\n", rank, rcc_last_error());
+      return kUsage;
+    }
+  }
+  rcc_comm_t loop_comm = split ? half : comm;
+  int loop_rank = rank, loop_size = size;
+  rcc_comm_rank(loop_comm, &loop_rank);
+  rcc_comm_size(loop_comm, &loop_size);
+  std::vector<float> a(per_rank * static_cast<size_t>(loop_size), 1.0f), b(a.size(), 0.0f);
 
   rcc_status_t status = RCC_SUCCESS;
   long iteration = 0;
-  const long max_iterations = kill_at + 100000;
+  const long max_iterations = in_victim_half ? kill_at + 100000 : kill_at + 10;
   for (; iteration < max_iterations; ++iteration) {
     if (rank == victim && iteration == kill_at && !die_mid_call) die_now(rank, iteration);
-    status = run_once(op, comm, rank, size, iteration, rank == victim && iteration == kill_at && die_mid_call,
-                      mid_call_delay_us, a, b);
+    status = run_once(loop_op, loop_comm, loop_rank, loop_size, iteration,
+                      rank == victim && iteration == kill_at && die_mid_call, mid_call_delay_us, a, b);
     if (status != RCC_SUCCESS) break;
   }
+  std::string checks = "ok";
+  std::string message = status == RCC_SUCCESS ? "" : rcc_last_error();
+  if (split) {
+    // The world holds the victim: fails on every survivor.
+    float x = 1.0f;
+    const rcc_status_t world = rcc_allreduce(comm, &x, &x, 1, RCC_FLOAT32, RCC_SUM);
+    const std::string world_message = world == RCC_SUCCESS ? "" : rcc_last_error();
+    if (world == RCC_SUCCESS)
+      checks = "world-allreduce-succeeded";
+    else if (!names_rank(world_message, victim))
+      checks = "world-error-does-not-name-the-victim";
+    if (!in_victim_half) {
+      if (status != RCC_SUCCESS) {
+        checks = std::string("half-without-the-victim-failed:") + rcc_status_string(status);
+      } else {
+        // Still works after the world failed; the error reported is the world's.
+        float y = 1.0f;
+        const rcc_status_t again = rcc_allreduce(half, &y, &y, 1, RCC_FLOAT32, RCC_SUM);
+        if (again != RCC_SUCCESS || y != static_cast<float>(loop_size)) {
+          checks = std::string("half-without-the-victim-failed-after-the-world:") + rcc_status_string(again);
+        }
+      }
+      status = world;
+      message = world_message;
+    }
+  }
   const long long error_ms = now_ms();
-  const std::string message = status == RCC_SUCCESS ? "" : rcc_last_error();
   const bool expected_status = status == RCC_ERR_PEER_FAILED || status == RCC_ERR_TIMEOUT;
   const bool named = names_rank(message, victim);
 
   const long long destroy_start = now_ms();
-  rcc_status_t destroyed = rcc_comm_destroy(comm);
+  rcc_status_t destroyed = half != nullptr ? rcc_comm_destroy(half) : RCC_SUCCESS;
+  const rcc_status_t destroyed_world = rcc_comm_destroy(comm);
+  if (destroyed == RCC_SUCCESS) destroyed = destroyed_world;
   const long long destroy_ms = now_ms() - destroy_start;
   say("fault-result rank=" + std::to_string(rank) + " status=" + rcc_status_string(status) +
       " named_victim=" + std::to_string(named ? 1 : 0) + " iteration=" + std::to_string(iteration) +
       " error_ms=" + std::to_string(error_ms) + " destroy_ms=" + std::to_string(destroy_ms) +
-      " destroy_status=" + rcc_status_string(destroyed) + " message=" + message);
+      " destroy_status=" + rcc_status_string(destroyed) + " op=" + loop_op + " half=" +
+      (split ? (in_victim_half ? "victim" : "other") : "none") + " checks=" + checks + " message=" + message);
+  if (checks != "ok") return kSurvivorWrongError;
   if (status == RCC_SUCCESS) return kSurvivorNoError;
   if (!expected_status || !named) return kSurvivorWrongError;
   if (destroyed != RCC_SUCCESS) return kSurvivorBadDestroy;

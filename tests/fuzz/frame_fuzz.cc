@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Frame frame;
     size_t consumed = 0;
     std::string error;
-    ParseResult result = rcc::bootstrap::parse_frame(data + offset, size - offset, max_value, &frame, &consumed, &error);
+    ParseResult result =
+        rcc::bootstrap::parse_frame(data + offset, size - offset, max_value, &frame, &consumed, &error);
     if (result == ParseResult::kMalformed) {
       if (error.empty()) std::abort();  // a malformed frame must say why
       return 0;

@@ -7,12 +7,15 @@
 
 #include "bootstrap/frame.h"
 #include "bootstrap/job.h"
+#include "bootstrap/liveness_hello.h"
+#include "transport/verbs/connect_request.h"
 #include "transport/verbs/wire.h"
 
 namespace {
 
 void write(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
 }
 
 }  // namespace
@@ -33,7 +36,8 @@ int main(int argc, char** argv) {
   };
   frames("hello", {{FrameType::kHello, ""}});
   frames("hello_set_get", {{FrameType::kHello, ""}, {FrameType::kSet, "a/b"}, {FrameType::kGet, "a/b"}});
-  frames("replies", {{FrameType::kOk, ""}, {FrameType::kValue, "k"}, {FrameType::kNotFound, "k"}, {FrameType::kTryGet, "x"}});
+  frames("replies",
+         {{FrameType::kOk, ""}, {FrameType::kValue, "k"}, {FrameType::kNotFound, "k"}, {FrameType::kTryGet, "x"}});
 
   namespace verbs = rcc::transport::verbs;
   verbs::RankAddress roce;
@@ -65,6 +69,25 @@ int main(int argc, char** argv) {
   }
   if (rcc::bootstrap::encode_unique_id("[fe80::1]:1", "s", id) == RCC_SUCCESS) {
     write(dir + "/unique_id/ipv6", std::vector<uint8_t>(id, id + 128));
+  }
+  // liveness_hello_fuzz: first byte = max_rank selector (3), then a hello from rank 2 (and a stranger's).
+  for (auto [name, secret] : {std::pair<const char*, const char*>{"rank2", "0123456789abcdef0123456789abcdef"},
+                              {"wrong_secret", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}) {
+    std::vector<uint8_t> out = {3};
+    uint8_t hello[rcc::bootstrap::kLivenessHelloBytes];
+    rcc::bootstrap::encode_liveness_hello(2, secret, hello);
+    out.insert(out.end(), hello, hello + sizeof hello);
+    write(dir + "/liveness_hello/" + name, out);
+  }
+  // iwarp_connect_fuzz: bytes 0-1 = the receiving rank (2) and job size (3), then a request from
+  // rank 1 (and a stranger's).
+  for (auto [name, secret] : {std::pair<const char*, const char*>{"rank1", "0123456789abcdef0123456789abcdef"},
+                              {"wrong_secret", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}) {
+    std::vector<uint8_t> out = {2, 2};
+    uint8_t request[verbs::kConnectRequestBytes];
+    verbs::encode_connect_request(1, 3, secret, request);
+    out.insert(out.end(), request, request + sizeof request);
+    write(dir + "/iwarp_connect/" + name, out);
   }
   std::puts("corpus written");
   return 0;

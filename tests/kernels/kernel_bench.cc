@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "collectives/reduce_kernels.h"
+#include "kernels/reduce_kernels.h"
 
 namespace {
 
-using rcc::collectives::detail::ReduceIsa;
+using rcc::kernels::detail::ReduceIsa;
 using Clock = std::chrono::steady_clock;
 
 // Best-of-trials seconds for one call of fn, repeating it enough to cover ~target seconds per trial.
@@ -38,8 +38,8 @@ double best_seconds(Fn&& fn, double target) {
 }
 
 const char* type_name(rcc_datatype_t type) {
-  static const char* names[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64",
-                                "float16", "bfloat16", "float32", "float64"};
+  static const char* names[] = {"int8",   "uint8",   "int32",    "uint32",  "int64",
+                                "uint64", "float16", "bfloat16", "float32", "float64"};
   return names[type];
 }
 size_t type_size(rcc_datatype_t type) {
@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
     // Values that stay finite under repeated sums (0x3c/0x00 bytes: small positive numbers).
     for (size_t i = 0; i < bytes; ++i) src[i] = (i % 2) ? 0x3c : 0x00;
     for (ReduceIsa isa : {ReduceIsa::kAvx512, ReduceIsa::kAvx2, ReduceIsa::kSse2}) {
-      if (rcc::collectives::detail::set_reduce_isa(isa) != RCC_SUCCESS) continue;
+      if (rcc::kernels::detail::set_reduce_isa(isa) != RCC_SUCCESS) continue;
       for (rcc_op_t op : ops) {
         for (rcc_datatype_t type : types) {
           size_t count = bytes / type_size(type);
@@ -71,12 +71,10 @@ int main(int argc, char** argv) {
           double memcpy_s = best_seconds([&] { std::memcpy(dst.data(), src.data(), bytes); }, target);
           double memcpy_gbs = 2.0 * bytes / memcpy_s / 1e9;
           dst = src;
-          double s = best_seconds(
-              [&] { rcc::collectives::reduce_into(dst.data(), src.data(), count, type, op); }, target);
+          double s = best_seconds([&] { rcc::kernels::reduce_into(dst.data(), src.data(), count, type, op); }, target);
           double gbs = 3.0 * bytes / s / 1e9;
           std::printf("%-9s %-6s %-7s %-9s %10.1f %10.1f %9.2f\n", (std::to_string(bytes >> 20) + "MiB").c_str(),
-                      rcc::collectives::reduce_isa(), op_names[op], type_name(type), gbs, memcpy_gbs,
-                      gbs / memcpy_gbs);
+                      rcc::kernels::reduce_isa(), op_names[op], type_name(type), gbs, memcpy_gbs, gbs / memcpy_gbs);
         }
       }
     }

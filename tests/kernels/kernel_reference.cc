@@ -7,12 +7,13 @@
 namespace rcc::kernel_test {
 namespace {
 
-const TypeInfo kTypes[RCC_NUM_DATATYPES] = {
-    {RCC_INT8, "int8", 1, Kind::kSignedInt},       {RCC_UINT8, "uint8", 1, Kind::kUnsignedInt},
-    {RCC_INT32, "int32", 4, Kind::kSignedInt},     {RCC_UINT32, "uint32", 4, Kind::kUnsignedInt},
-    {RCC_INT64, "int64", 8, Kind::kSignedInt},     {RCC_UINT64, "uint64", 8, Kind::kUnsignedInt},
-    {RCC_FLOAT16, "float16", 2, Kind::kFloat},     {RCC_BFLOAT16, "bfloat16", 2, Kind::kFloat},
-    {RCC_FLOAT32, "float32", 4, Kind::kFloat},     {RCC_FLOAT64, "float64", 8, Kind::kFloat},
+const TypeInfo kTypes[] = {
+    {RCC_INT8, "int8", 1, Kind::kSignedInt},   {RCC_UINT8, "uint8", 1, Kind::kUnsignedInt},
+    {RCC_INT32, "int32", 4, Kind::kSignedInt}, {RCC_UINT32, "uint32", 4, Kind::kUnsignedInt},
+    {RCC_INT64, "int64", 8, Kind::kSignedInt}, {RCC_UINT64, "uint64", 8, Kind::kUnsignedInt},
+    {RCC_FLOAT16, "float16", 2, Kind::kFloat}, {RCC_BFLOAT16, "bfloat16", 2, Kind::kFloat},
+    {RCC_FLOAT32, "float32", 4, Kind::kFloat}, {RCC_FLOAT64, "float64", 8, Kind::kFloat},
+    {RCC_INT16, "int16", 2, Kind::kSignedInt}, {RCC_UINT16, "uint16", 2, Kind::kUnsignedInt},
 };
 
 // A binary floating format: total bits, significand bits p (with the implicit one), max exponent.
@@ -26,14 +27,10 @@ struct Format {
 
 Format format_of(rcc_datatype_t type) {
   switch (type) {
-    case RCC_FLOAT16:
-      return {16, 11, 15};
-    case RCC_BFLOAT16:
-      return {16, 8, 127};
-    case RCC_FLOAT32:
-      return {32, 24, 127};
-    default:
-      return {64, 53, 1023};
+    case RCC_FLOAT16: return {16, 11, 15};
+    case RCC_BFLOAT16: return {16, 8, 127};
+    case RCC_FLOAT32: return {32, 24, 127};
+    default: return {64, 53, 1023};
   }
 }
 
@@ -62,7 +59,10 @@ double min_max(double a, double b, bool is_max) {
 
 }  // namespace
 
-const TypeInfo& type_info(rcc_datatype_t type) { return kTypes[type]; }
+const TypeInfo& type_info(rcc_datatype_t type) {
+  static_assert(sizeof kTypes / sizeof kTypes[0] == RCC_NUM_DATATYPES);
+  return kTypes[type];
+}
 
 uint64_t load_element(const void* base, size_t index, size_t size) {
   uint64_t bits = 0;
@@ -137,12 +137,12 @@ uint64_t reference_op(rcc_datatype_t type, rcc_op_t op, uint64_t a, uint64_t b) 
   b &= mask;
   if (info.kind != Kind::kFloat) {
     switch (op) {
-      case RCC_SUM:
-        return (a + b) & mask;
-      case RCC_PROD:
-        return (a * b) & mask;
-      default:
-        break;
+      case RCC_SUM: return (a + b) & mask;
+      case RCC_PROD: return (a * b) & mask;
+      case RCC_BAND: return a & b;
+      case RCC_BOR: return a | b;
+      case RCC_BXOR: return a ^ b;
+      default: break;
     }
     bool a_less = info.kind == Kind::kSignedInt ? sign_extend(a, info.size) < sign_extend(b, info.size) : a < b;
     if (op == RCC_MIN) return a_less ? a : b;
@@ -151,12 +151,8 @@ uint64_t reference_op(rcc_datatype_t type, rcc_op_t op, uint64_t a, uint64_t b) 
   double x = decode_float(type, a), y = decode_float(type, b);
   double result;
   switch (op) {
-    case RCC_SUM:
-      result = x + y;
-      break;
-    case RCC_PROD:
-      result = x * y;
-      break;
+    case RCC_SUM: result = x + y; break;
+    case RCC_PROD: result = x * y; break;
     default:
       if (std::isnan(x) || std::isnan(y)) return canonical_nan(type);
       result = min_max(x, y, op == RCC_MAX);

@@ -36,7 +36,7 @@ std::string env_or_die(const char* name) {
 
 // Runs rccrun with args; during_run (if given) is called with rccrun's pid once it started.
 Outcome rccrun(std::vector<std::string> args, const std::function<void(pid_t)>& during_run = nullptr,
-           const std::vector<std::string>& extra_env = {}) {
+               const std::vector<std::string>& extra_env = {}) {
   args.insert(args.begin(), env_or_die("RCC_TEST_RCCRUN"));
   int out_pipe[2], err_pipe[2];
   EXPECT_EQ(pipe2(out_pipe, O_CLOEXEC), 0);
@@ -150,8 +150,8 @@ TEST(RccrunTest, FailingRankStopsTheJobAndLeavesNothing) {
 TEST(RccrunTest, RankKilledBySignal) {
   std::string mark = marker("signal");
   // No failure grace: the default one (10 s) is waited out by FailingRankStopsTheJobAndLeavesNothing.
-  Outcome run = rccrun({"-n", "3", "--failure-grace", "0", "sh", "-c",
-                        "if [ \"$RCC_RANK\" = 2 ]; then kill -9 $$; fi; sleep 60", mark});
+  Outcome run = rccrun(
+      {"-n", "3", "--failure-grace", "0", "sh", "-c", "if [ \"$RCC_RANK\" = 2 ]; then kill -9 $$; fi; sleep 60", mark});
   EXPECT_EQ(run.status, 128 + 9) << run.err;
   EXPECT_NE(run.err.find("rank 2 (host localhost, pid "), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("was killed by signal 9 (SIGKILL)"), std::string::npos) << run.err;
@@ -179,7 +179,7 @@ TEST(RccrunTest, TimeoutStopsTheJob) {
 
 TEST(RccrunTest, TagOutput) {
   Outcome run = rccrun({"-n", "2", "--tag-output", "sh", "-c",
-                    "echo \"out $RCC_RANK\"; echo \"err $RCC_RANK\" >&2; echo second; printf 'no newline'"});
+                        "echo \"out $RCC_RANK\"; echo \"err $RCC_RANK\" >&2; echo second; printf 'no newline'"});
   EXPECT_EQ(run.status, 0) << run.err;
   for (std::string rank : {"0", "1"}) {
     EXPECT_NE(run.out.find("[" + rank + "] out " + rank + "\n"), std::string::npos) << run.out;
@@ -190,11 +190,12 @@ TEST(RccrunTest, TagOutput) {
 }
 
 TEST(RccrunTest, EnvironmentForLocalRanks) {
-  Outcome run = rccrun({"-n", "2", "--tag-output", "-x", "RCC_TEST_FORWARDED", "--env", "RCC_TEST_SET=two words", "-x",
-                    "RCC_TEST_X=3", "sh", "-c",
-                    "echo \"$RCC_RANK/$RCC_SIZE/$RCC_LOCAL_RANK/$RCC_LOCAL_SIZE $RCC_TEST_FORWARDED|$RCC_TEST_SET|"
-                    "$RCC_TEST_X|$RCC_TEST_INHERITED\"; test -n \"$RCC_STORE_ADDR\" && test -n \"$RCC_JOB_SECRET\""},
-                   nullptr, {"RCC_TEST_FORWARDED=fwd", "RCC_TEST_INHERITED=inh", "RCC_RANK=99"});
+  Outcome run =
+      rccrun({"-n", "2", "--tag-output", "-x", "RCC_TEST_FORWARDED", "--env", "RCC_TEST_SET=two words", "-x",
+              "RCC_TEST_X=3", "sh", "-c",
+              "echo \"$RCC_RANK/$RCC_SIZE/$RCC_LOCAL_RANK/$RCC_LOCAL_SIZE $RCC_TEST_FORWARDED|$RCC_TEST_SET|"
+              "$RCC_TEST_X|$RCC_TEST_INHERITED\"; test -n \"$RCC_STORE_ADDR\" && test -n \"$RCC_JOB_SECRET\""},
+             nullptr, {"RCC_TEST_FORWARDED=fwd", "RCC_TEST_INHERITED=inh", "RCC_RANK=99"});
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find("[0] 0/2/0/2 fwd|two words|3|inh"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("[1] 1/2/1/2 fwd|two words|3|inh"), std::string::npos) << run.out;
@@ -204,11 +205,11 @@ TEST(RccrunTest, RemoteRanksThroughRshGetOnlyTheirVariables) {
   // Two "remote" hosts reached with a stand-in rsh that runs the command string in a clean
   // environment; arguments with quotes and spaces must arrive intact.
   Outcome run = rccrun({"-H", "nodeA:2,nodeB:1", "--rsh", env_or_die("RCC_TEST_LOCAL_RSH"), "--tag-output", "-x",
-                    "RCC_TEST_FORWARDED", "--env", "RCC_TEST_SET=a b", "sh", "-c",
-                    "echo \"$RCC_TEST_REMOTE_HOST $RCC_RANK/$RCC_SIZE/$RCC_LOCAL_RANK/$RCC_LOCAL_SIZE "
-                    "$RCC_TEST_FORWARDED|$RCC_TEST_SET|${RCC_TEST_INHERITED:-unset}|$0|$1|$(pwd)\"",
-                    "it's $HOME", "two  spaces"},
-                   nullptr, {"RCC_TEST_FORWARDED=fwd", "RCC_TEST_INHERITED=inh"});
+                        "RCC_TEST_FORWARDED", "--env", "RCC_TEST_SET=a b", "sh", "-c",
+                        "echo \"$RCC_TEST_REMOTE_HOST $RCC_RANK/$RCC_SIZE/$RCC_LOCAL_RANK/$RCC_LOCAL_SIZE "
+                        "$RCC_TEST_FORWARDED|$RCC_TEST_SET|${RCC_TEST_INHERITED:-unset}|$0|$1|$(pwd)\"",
+                        "it's $HOME", "two  spaces"},
+                       nullptr, {"RCC_TEST_FORWARDED=fwd", "RCC_TEST_INHERITED=inh"});
   EXPECT_EQ(run.status, 0) << run.err;
   char cwd[4096];
   ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
@@ -219,7 +220,8 @@ TEST(RccrunTest, RemoteRanksThroughRshGetOnlyTheirVariables) {
 }
 
 TEST(RccrunTest, ProbeThroughRshOnTwoHosts) {
-  Outcome run = rccrun({"-H", "nodeA:2,nodeB:2", "--rsh", env_or_die("RCC_TEST_LOCAL_RSH"), env_or_die("RCC_TEST_PROBE")});
+  Outcome run =
+      rccrun({"-H", "nodeA:2,nodeB:2", "--rsh", env_or_die("RCC_TEST_LOCAL_RSH"), env_or_die("RCC_TEST_PROBE")});
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find("probe rank 3 of 4 (rccrun) ok local 1/2"), std::string::npos) << run.out;
 }
@@ -227,11 +229,11 @@ TEST(RccrunTest, ProbeThroughRshOnTwoHosts) {
 TEST(RccrunTest, SigtermIsForwardedToRanks) {
   std::string mark = marker("sigterm");
   Outcome run = rccrun({"-n", "2", "--tag-output", "sh", "-c",
-                    "trap 'echo got-term-$RCC_RANK; exit 7' TERM; echo ready; while :; do sleep 0.1; done", mark},
-                   [](pid_t pid) {
-                     std::this_thread::sleep_for(std::chrono::milliseconds(700));
-                     kill(pid, SIGTERM);
-                   });
+                        "trap 'echo got-term-$RCC_RANK; exit 7' TERM; echo ready; while :; do sleep 0.1; done", mark},
+                       [](pid_t pid) {
+                         std::this_thread::sleep_for(std::chrono::milliseconds(700));
+                         kill(pid, SIGTERM);
+                       });
   EXPECT_EQ(run.status, 128 + SIGTERM) << run.err;
   EXPECT_NE(run.out.find("[0] got-term-0"), std::string::npos) << run.out << run.err;
   EXPECT_NE(run.out.find("[1] got-term-1"), std::string::npos) << run.out << run.err;
@@ -247,7 +249,7 @@ TEST(RccrunTest, HostfileEndToEnd) {
   ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
   close(fd);
   Outcome run = rccrun({"--hostfile", path, "--display-map", "--tag-output", "sh", "-c",
-                    "echo \"$RCC_RANK $RCC_LOCAL_RANK $RCC_LOCAL_SIZE\""});
+                        "echo \"$RCC_RANK $RCC_LOCAL_RANK $RCC_LOCAL_SIZE\""});
   unlink(path);
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find("[0] 0 0 2"), std::string::npos) << run.out;
@@ -257,9 +259,9 @@ TEST(RccrunTest, HostfileEndToEnd) {
 }
 
 TEST(RccrunTest, BindToCore) {
-  Outcome bound = rccrun({"-n", "2", "--bind-to", "core", "--tag-output", "sh", "-c",
-                      "grep Cpus_allowed_list /proc/self/status"});
-  Outcome free = rccrun({"-n", "1", "sh", "-c", "grep Cpus_allowed_list /proc/self/status"});
+  Outcome bound =
+      rccrun({"-n", "2", "--bind-to", "core", "--tag-output", "sh", "-c", "grep Cpus_allowed_list /proc/self/status"});
+  Outcome free = rccrun({"-n", "1", "--bind-to", "none", "sh", "-c", "grep Cpus_allowed_list /proc/self/status"});
   EXPECT_EQ(bound.status, 0) << bound.err;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   auto list_of = [&](const std::string& text, const std::string& tag) {
@@ -275,6 +277,27 @@ TEST(RccrunTest, BindToCore) {
     EXPECT_NE(rank0, rank1) << bound.out;
     EXPECT_NE(rank0, list_of(free.out, "")) << "rank 0 was not narrowed: " << bound.out << free.out;
   }
+}
+
+// By default a host running no more ranks than cores gets a core per rank, and one running more
+// leaves them unbound (as much of the machine as rccrun may use); --report-bindings says which.
+TEST(RccrunTest, BindsByDefaultOnlyWhenRanksFitTheCores) {
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  Outcome all = rccrun({"-n", "1", "--bind-to", "none", "sh", "-c", "grep Cpus_allowed_list /proc/self/status"});
+  const std::string everything = all.out.substr(all.out.find(':') + 1);
+  const int fitting = static_cast<int>(std::min<long>(cores, 2));
+  Outcome fit = rccrun({"-n", std::to_string(fitting), "--report-bindings", "--tag-output", "sh", "-c",
+                        "grep Cpus_allowed_list /proc/self/status"});
+  EXPECT_EQ(fit.status, 0) << fit.err;
+  EXPECT_NE(fit.err.find("binding: bound to a core each"), std::string::npos) << fit.err;
+  EXPECT_NE(fit.err.find("rank 0 (local 0) bound to CPUs"), std::string::npos) << fit.err;
+  Outcome crowded = rccrun({"-n", std::to_string(cores + 1), "--report-bindings", "--tag-output", "sh", "-c",
+                            "grep Cpus_allowed_list /proc/self/status"});
+  EXPECT_EQ(crowded.status, 0) << crowded.err;
+  EXPECT_NE(crowded.err.find("not binding: " + std::to_string(cores + 1) + " ranks on"), std::string::npos)
+      << crowded.err;
+  EXPECT_NE(crowded.out.find("[0] Cpus_allowed_list:" + everything.substr(0, everything.find('\n'))), std::string::npos)
+      << crowded.out << " vs unbound " << all.out;
 }
 
 }  // namespace

@@ -30,7 +30,8 @@ TEST(PointToPointHuge, MessageLargerThanTwoGiB) {
     }
     // The last, partial word: only its first 7 bytes were sent.
     const uint64_t last = (buffer.size() - 1) * 0x9E3779B97F4A7C15ull;
-    for (size_t b = 0; b < 7; ++b) ASSERT_EQ(bytes[(buffer.size() - 1) * 8 + b], reinterpret_cast<const uint8_t*>(&last)[b]);
+    for (size_t b = 0; b < 7; ++b)
+      ASSERT_EQ(bytes[(buffer.size() - 1) * 8 + b], reinterpret_cast<const uint8_t*>(&last)[b]);
   }
 }
 

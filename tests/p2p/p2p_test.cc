@@ -280,7 +280,8 @@ TEST(PointToPoint, BadArgumentsNameTheArgument) {
   EXPECT_NE(std::strstr(rcc_last_error(), "buf is NULL"), nullptr) << rcc_last_error();
   EXPECT_EQ(rcc_send(comm(), &value, 1, RCC_INT32, size(), 0), RCC_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::strstr(rcc_last_error(), "peer"), nullptr) << rcc_last_error();
-  EXPECT_EQ(rcc_recv(comm(), &value, 1, RCC_INT32, -1, 0), RCC_ERR_INVALID_ARGUMENT);
+  // -1 is RCC_ANY_SOURCE, which receives take; -2 is no rank.
+  EXPECT_EQ(rcc_recv(comm(), &value, 1, RCC_INT32, -2, 0), RCC_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(rcc_send(comm(), &value, 1, RCC_INT32, 0, -3), RCC_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::strstr(rcc_last_error(), "tag"), nullptr) << rcc_last_error();
   EXPECT_EQ(rcc_send(comm(), &value, 1, static_cast<rcc_datatype_t>(99), 0, 0), RCC_ERR_INVALID_ARGUMENT);

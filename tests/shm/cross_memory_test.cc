@@ -63,7 +63,8 @@ TEST(ReadAcross, ReadsTheOtherProcessesBytes) {
   std::vector<uint8_t> copy(kBytes, 0);
   const int error = rcc::shm::read_across(child.pid(), buffer.data(), copy.data(), kBytes);
   // Where the system forbids it, rcc goes without (the collectives_test.cma variant fails instead).
-  if (error == EPERM || error == ENOSYS) GTEST_SKIP() << "process_vm_readv is not allowed here: " << std::strerror(error);
+  if (error == EPERM || error == ENOSYS)
+    GTEST_SKIP() << "process_vm_readv is not allowed here: " << std::strerror(error);
   ASSERT_EQ(error, 0) << std::strerror(error);
   for (size_t i = 0; i < kBytes; ++i) ASSERT_EQ(copy[i], child_byte(i)) << "byte " << i;
   // From an odd address to an odd address, a few bytes and a page and a bit.
@@ -89,7 +90,8 @@ TEST(ReadAcross, ErrorsAreErrnos) {
   ASSERT_GT(child.pid(), 0);
   uint8_t byte = 0;
   const int error = rcc::shm::read_across(child.pid(), buffer.data(), &byte, 1);
-  if (error == EPERM || error == ENOSYS) GTEST_SKIP() << "process_vm_readv is not allowed here: " << std::strerror(error);
+  if (error == EPERM || error == ENOSYS)
+    GTEST_SKIP() << "process_vm_readv is not allowed here: " << std::strerror(error);
   EXPECT_EQ(rcc::shm::read_across(child.pid(), nullptr, &byte, 1), EFAULT);
   // A read that runs into the hole copies up to it and then reports the fault.
   uint8_t two[16] = {};

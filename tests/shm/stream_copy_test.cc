@@ -30,7 +30,8 @@ void check_copy(size_t bytes, size_t dst_offset, size_t src_offset) {
     ASSERT_EQ(destination[dst_offset + i], data[src_offset + i])
         << "byte " << i << " of " << bytes << " (destination +" << dst_offset << ", source +" << src_offset << ")";
   }
-  for (size_t i = 0; i < 64; ++i) ASSERT_EQ(destination[dst_offset + bytes + i], kGuard) << "wrote past the end, byte " << i;
+  for (size_t i = 0; i < 64; ++i)
+    ASSERT_EQ(destination[dst_offset + bytes + i], kGuard) << "wrote past the end, byte " << i;
 }
 
 TEST(CopyStreaming, EveryShortLengthAndAlignment) {

@@ -1,9 +1,11 @@
 // How the p2p engine delivers eager messages over verbs (run in the RDMA VM, labels verbs-rxe and
-// verbs-siw): with polled delivery a spinning receiver finds messages without any notice, a
-// receiver that went to sleep is woken by one, slots reused with other lengths deliver intact
-// messages, a message that repeats the previous one's tag travels without a header (anchored, or
-// bare: payload and a notice, where notices ride in the write), RCC_IB_POLLED_EAGER=0 notifies
-// every message, and ranks that disagree on it refuse to connect.
+// verbs-siw). By default (EngineDelivery.*, rxe and siw) every eager message, rendezvous FIN and
+// credit update is notified and nothing is a plain write the receiver must poll for. With polled
+// delivery, the opt-in (EngineDeliveryPolled.*, rxe only: iWARP refuses it), a spinning receiver
+// finds messages without any notice, a receiver that went to sleep is woken by one, slots reused
+// with other lengths deliver intact messages, a message that repeats the previous one's tag
+// travels without a header (anchored, or bare: payload and a notice, where notices ride in the
+// write), and ranks that disagree on the mode refuse to connect.
 // Two in-process ranks (threads), each with its own verbs transport and engine, meet through a
 // real rendezvous store; the counters are the transport's own.
 #include <gtest/gtest.h>
@@ -15,8 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/status.h"
 #include "bootstrap/store.h"
-#include "core/status.h"
 #include "p2p/engine.h"
 #include "p2p/wire.h"
 #include "rank_threads.h"
@@ -25,15 +27,15 @@
 namespace {
 
 using rcc::p2p::Engine;
-using transport_test::ScopedEnv;
 using rcc::transport::verbs::VerbsInfo;
+using transport_test::ScopedEnv;
 
 constexpr int kTag = 3;
 
 struct RankResult {
-  VerbsInfo counters;       // this rank's transport after the exchange
+  VerbsInfo counters;               // this rank's transport after the exchange
   rcc::p2p::EngineCounters engine;  // and its engine
-  size_t packet_bytes = 0;  // the transport's notice_packet_bytes toward the other rank
+  size_t packet_bytes = 0;          // the transport's notice_packet_bytes toward the other rank
   bool ok = false;
 };
 
@@ -54,6 +56,7 @@ std::vector<RankResult> run_two(const Body& body) {
     rcc::transport::Options options;
     options.rank = rank;
     options.size = 2;
+    options.max_notifies_per_peer = 4 * 32;  // as comm.cc: 4 per eager slot (at most 32 here)
     std::unique_ptr<rcc::transport::Transport> transport;
     ASSERT_EQ(rcc::transport::create_transport(options, &transport), RCC_SUCCESS) << rcc::last_error();
     rcc::transport::Transport* verbs = transport.get();
@@ -61,7 +64,9 @@ std::vector<RankResult> run_two(const Body& body) {
     std::unique_ptr<Engine> engine;
     ASSERT_EQ(Engine::create(std::move(transport), *store, "delivery", rank, 2, 60, &engine), RCC_SUCCESS)
         << rcc::last_error();
-    engine->set_oversubscribed(false);
+    rcc::WaitPolicy wait;
+    ASSERT_EQ(rcc::WaitPolicy::from_settings(false, &wait), RCC_SUCCESS) << rcc::last_error();
+    engine->set_wait_policy(wait);
     results[rank].packet_bytes = verbs->notice_packet_bytes(1 - rank);
     body(rank, *engine);
     ASSERT_TRUE(rcc::transport::verbs::query(*verbs, &results[rank].counters));
@@ -106,8 +111,9 @@ void confirm_received(int rank, Engine& engine, int tag) {
 
 constexpr int kMessages = 200;
 
-TEST(EngineDelivery, SpinningReceiverPollsWithoutNotices) {
-  ScopedEnv spin("RCC_SPIN_COUNT", "1000000000");  // nobody sleeps
+TEST(EngineDeliveryPolled, SpinningReceiverPollsWithoutNotices) {
+  ScopedEnv polled_mode("RCC_IB_POLLED_EAGER", "1");  // the opt-in
+  ScopedEnv spin("RCC_SPIN_COUNT", "1000000000");     // nobody sleeps
   auto results = run_two([](int rank, Engine& engine) { ping_pong(rank, engine, kMessages, 100, 0); });
   ASSERT_TRUE(results[0].ok && results[1].ok);
   for (int rank = 0; rank < 2; ++rank) {
@@ -117,7 +123,8 @@ TEST(EngineDelivery, SpinningReceiverPollsWithoutNotices) {
   }
 }
 
-TEST(EngineDelivery, SleepingReceiverIsWokenByANotice) {
+TEST(EngineDeliveryPolled, SleepingReceiverIsWokenByANotice) {
+  ScopedEnv polled_mode("RCC_IB_POLLED_EAGER", "1");  // the opt-in
   // The receiver sleeps after one idle poll; the sender pauses before each message, so the
   // receiver has announced its sleep every time and each message must carry a notice to wake it.
   ScopedEnv spin("RCC_SPIN_COUNT", "1");
@@ -135,9 +142,9 @@ TEST(EngineDelivery, SleepingReceiverIsWokenByANotice) {
   EXPECT_EQ(results[0].engine.anchored_sent, 0u);
 }
 
-TEST(EngineDelivery, PolledMessagesOfEverySizeInOneSlotRing) {
-  // Sizes that move the tail word around within the same slots (and large ones through RTS/CTS),
-  // with fewer slots than messages, so every slot is reused with a different length.
+// Sizes that move the tail word around within the same slots (and large ones through RTS/CTS),
+// with fewer slots than messages, so every slot is reused with a different length.
+void every_size_in_one_slot_ring() {
   ScopedEnv slots("RCC_EAGER_SLOTS", "4");
   const size_t sizes[] = {8192, 4, 0, 4096, 1, 100000, 8, 8191, 33, 8192, 12, 64};
   auto results = run_two([&](int rank, Engine& engine) {
@@ -159,6 +166,13 @@ TEST(EngineDelivery, PolledMessagesOfEverySizeInOneSlotRing) {
   });
   ASSERT_TRUE(results[0].ok && results[1].ok);
 }
+
+TEST(EngineDeliveryPolled, MessagesOfEverySizeInOneSlotRing) {
+  ScopedEnv polled_mode("RCC_IB_POLLED_EAGER", "1");  // the opt-in
+  every_size_in_one_slot_ring();
+}
+
+TEST(EngineDelivery, MessagesOfEverySizeInOneSlotRing) { every_size_in_one_slot_ring(); }
 
 // One message of the headerless-message test: its size and tag, and whether its payload ends in
 // the anchor byte's idle value (then it cannot travel anchored).
@@ -209,7 +223,8 @@ void fill(std::vector<uint8_t>& out, int index, bool ends_like_idle_anchor) {
   }
 }
 
-TEST(EngineDelivery, RepeatedMessagesTravelWithoutHeaders) {
+TEST(EngineDeliveryPolled, RepeatedMessagesTravelWithoutHeaders) {
+  ScopedEnv polled_mode("RCC_IB_POLLED_EAGER", "1");  // the opt-in
   // Rank 0 sends a stream of messages of changing sizes and tags; each must travel the way the
   // rule above says (counted by both engines) and arrive intact, without a byte written past its
   // end. Four slots, five rounds: every slot is reused after headed, bare and anchored messages of
@@ -219,10 +234,10 @@ TEST(EngineDelivery, RepeatedMessagesTravelWithoutHeaders) {
   std::vector<Shaped> round;
   for (int i = 0; i < 10; ++i) round.push_back({1024, kTag});  // rxe (1024-byte packets): bare, then anchored
   round.push_back({1024, kTag + 1});                           // another tag: header
-  for (int i = 0; i < 5; ++i) round.push_back({4096, kTag});  // header for the first (tag changed), then anchored
-  for (int i = 0; i < 5; ++i) round.push_back({900, kTag});   // 900 + 68 fits one packet: header, then anchored
+  for (int i = 0; i < 5; ++i) round.push_back({4096, kTag});   // header for the first (tag changed), then anchored
+  for (int i = 0; i < 5; ++i) round.push_back({900, kTag});    // 900 + 68 fits one packet: header, then anchored
   round.push_back({100000, kTag});                             // rendezvous (and its notice, FIN)
-  for (int i = 0; i < 5; ++i) round.push_back({1000, kTag});  // 1068 needs two packets, 1000 one: bare, then anchored
+  for (int i = 0; i < 5; ++i) round.push_back({1000, kTag});   // 1068 needs two packets, 1000 one: bare, then anchored
   round.push_back({1000, kTag, true});                         // would leave the anchor idle: bare instead
   round.push_back({1000, kTag});                               // anchored again
   round.push_back({0, kTag});                                  // empty: header
@@ -231,9 +246,9 @@ TEST(EngineDelivery, RepeatedMessagesTravelWithoutHeaders) {
   round.push_back({8, kTag});                                  // header (fits one packet)
   round.push_back({8, kTag, true});                            // header (ends in the idle anchor byte)
   round.push_back({8, kTag});                                  // anchored
-  for (int i = 0; i < 3; ++i) round.push_back({1025, kTag});  // 2 packets either way: header, then anchored
-  for (int i = 0; i < 2; ++i) round.push_back({4097, kTag});  // (the last packet holds 1 byte)
-  for (int i = 0; i < 3; ++i) round.push_back({1, kTag});     // header, then anchored: 1 byte
+  for (int i = 0; i < 3; ++i) round.push_back({1025, kTag});   // 2 packets either way: header, then anchored
+  for (int i = 0; i < 2; ++i) round.push_back({4097, kTag});   // (the last packet holds 1 byte)
+  for (int i = 0; i < 3; ++i) round.push_back({1, kTag});      // header, then anchored: 1 byte
   std::vector<Shaped> stream;
   for (int r = 0; r < 5; ++r) stream.insert(stream.end(), round.begin(), round.end());
   auto results = run_two([&](int rank, Engine& engine) {
@@ -282,7 +297,8 @@ TEST(EngineDelivery, RepeatedMessagesTravelWithoutHeaders) {
       << "packet size " << packet;
 }
 
-TEST(EngineDelivery, HeaderlessMessagesLeaveNoCreditWords) {
+TEST(EngineDeliveryPolled, HeaderlessMessagesLeaveNoCreditWords) {
+  ScopedEnv polled_mode("RCC_IB_POLLED_EAGER", "1");  // the opt-in
   // A ping-pong of 1024-byte messages: after each rank's first, every message travels without a
   // header (anchored, or bare on rxe when credits are due: the credits for the other direction
   // then ride in its notice as they would in a header), so neither rank writes a separate credit
@@ -305,7 +321,8 @@ TEST(EngineDelivery, HeaderlessMessagesLeaveNoCreditWords) {
   }
 }
 
-TEST(EngineDelivery, AnchoredMessagesWaitForCreditsAndArriveUnexpected) {
+TEST(EngineDeliveryPolled, AnchoredMessagesWaitForCreditsAndArriveUnexpected) {
+  ScopedEnv polled_mode("RCC_IB_POLLED_EAGER", "1");  // the opt-in
   // Rank 1 starts receiving only after rank 0 sent everything: four messages land unexpected, the
   // rest wait at rank 0 for credits and go out (anchored, decided then) as rank 1 consumes. The
   // last one meets a receive one byte short: truncated, and the slot is still given back.
@@ -339,7 +356,7 @@ TEST(EngineDelivery, AnchoredMessagesWaitForCreditsAndArriveUnexpected) {
   EXPECT_EQ(results[1].engine.anchored_received, static_cast<uint64_t>(kCount));
 }
 
-TEST(EngineDelivery, RanksDisagreeingOnPolledEagerFailToConnect) {
+TEST(EngineDeliveryPolled, RanksDisagreeingOnPolledEagerFailToConnect) {
   // Rank 0's transport polls, rank 1's does not (the threads share one environment, so the
   // setting is changed around each creation). Both must refuse to connect, naming the setting.
   std::string secret;
@@ -372,15 +389,44 @@ TEST(EngineDelivery, RanksDisagreeingOnPolledEagerFailToConnect) {
   }
 }
 
-TEST(EngineDelivery, PolledEagerZeroNotifiesEveryMessage) {
-  ScopedEnv polled("RCC_IB_POLLED_EAGER", "0");
-  auto results = run_two([](int rank, Engine& engine) { ping_pong(rank, engine, kMessages, 100, 0); });
+TEST(EngineDelivery, NotifiedByDefaultEveryMessageFinAndCreditUpdate) {
+  // Nothing set: a one-way stream through 4 slots (so the receiver must hand credits back on their
+  // own, not in replies), eager and rendezvous sizes, then a sleeping ping-pong. Every write either
+  // rank makes carries a notice: eager messages, FINs and the receiver's credit updates.
+  ASSERT_EQ(std::getenv("RCC_IB_POLLED_EAGER"), nullptr);
+  ScopedEnv slots("RCC_EAGER_SLOTS", "4");
+  ScopedEnv spin("RCC_SPIN_COUNT", "1");  // the sender sleeps while it waits for credits
+  constexpr int kCount = 300;
+  const size_t sizes[] = {8, 1000, 8192, 100000, 0};
+  auto results = run_two([&](int rank, Engine& engine) {
+    for (int i = 0; i < kCount; ++i) {
+      const size_t bytes = sizes[i % 5];
+      std::vector<uint8_t> out(bytes), in(bytes + 1, 0xEE);
+      for (size_t b = 0; b < bytes; ++b) out[b] = static_cast<uint8_t>(b * 5 + i);
+      if (rank == 0) {
+        ASSERT_EQ(engine.send(out.data(), bytes, 1, kTag, rcc::p2p::kUserContext), RCC_SUCCESS) << rcc::last_error();
+      } else {
+        ASSERT_EQ(engine.recv(in.data(), bytes, 0, kTag, rcc::p2p::kUserContext), RCC_SUCCESS) << rcc::last_error();
+        for (size_t b = 0; b < bytes; ++b) ASSERT_EQ(in[b], out[b]) << "message " << i << ", byte " << b;
+        ASSERT_EQ(in[bytes], 0xEE) << "write past the end of message " << i;
+      }
+    }
+    confirm_received(rank, engine, kTag + 1);
+    ping_pong(rank, engine, 20, 100, 0);
+  });
   ASSERT_TRUE(results[0].ok && results[1].ok);
   for (int rank = 0; rank < 2; ++rank) {
-    EXPECT_EQ(results[rank].counters.writes_with_immediate + results[rank].counters.notify_sends,
-              static_cast<uint64_t>(kMessages))
-        << "rank " << rank;
+    const VerbsInfo& counters = results[rank].counters;
+    EXPECT_EQ(counters.writes_without_notice, 0u) << "rank " << rank << " wrote something its peer must poll for";
+    EXPECT_EQ(results[rank].engine.anchored_sent, 0u) << "rank " << rank;
   }
+  // Rank 1 sent 21 messages (the confirmation and 20 replies) and, through 4 slots, at least one
+  // credit update per 4 of rank 0's 300 messages and 60 FINs: all as notices.
+  const VerbsInfo& receiver = results[1].counters;
+  EXPECT_GE(receiver.writes_with_immediate + receiver.notify_sends, 21u + (kCount + kCount / 5) / 4)
+      << "rank 1's credit updates were not notified";
+  EXPECT_GE(results[0].counters.writes_with_immediate + results[0].counters.notify_sends,
+            static_cast<uint64_t>(kCount + 20));
 }
 
 TEST(EngineDelivery, BadPolledEagerValueIsRefused) {

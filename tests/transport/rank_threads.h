@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "transport/transport.h"
 
 namespace transport_test {

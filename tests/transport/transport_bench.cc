@@ -22,8 +22,8 @@ void bandwidth(Rank& rank, Rank::Region& region, size_t size, int iterations) {
     int posted = 0;
     while (posted < iterations || rank.write_done_cookies.size() < static_cast<size_t>(iterations)) {
       while (posted < iterations && posted - static_cast<int>(rank.write_done_cookies.size()) < kWindow) {
-        if (rank.transport().write(1, region.bytes.data(), size, *region.memory, region.remote_base[1],
-                                   *region.keys[1], false, 0, static_cast<uint64_t>(posted + 1)) != RCC_SUCCESS) {
+        if (rank.transport().write(1, region.bytes.data(), size, *region.memory, region.remote_base[1], *region.keys[1],
+                                   false, 0, static_cast<uint64_t>(posted + 1)) != RCC_SUCCESS) {
           std::fprintf(stderr, "write: %s\n", rcc::last_error().c_str());
           std::exit(1);
         }
@@ -67,8 +67,7 @@ void latency(Rank& rank, Rank::Region& region, int iterations, bool blocking) {
   }
   if (rank.rank() == 0) {
     std::printf("notify latency 8 B: %.2f us (half round trip, %d iterations, %s)\n",
-                seconds_since(start) * 1e6 / iterations / 2, iterations,
-                blocking ? "wait_for_event" : "busy polling");
+                seconds_since(start) * 1e6 / iterations / 2, iterations, blocking ? "wait_for_event" : "busy polling");
   }
   rank.barrier();
 }

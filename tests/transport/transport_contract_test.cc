@@ -15,7 +15,9 @@
 namespace transport_test {
 namespace {
 
-uint8_t pattern(int rank, int round, size_t i) { return static_cast<uint8_t>(rank * 31 + round * 7 + i * 13 + (i >> 8)); }
+uint8_t pattern(int rank, int round, size_t i) {
+  return static_cast<uint8_t>(rank * 31 + round * 7 + i * 13 + (i >> 8));
+}
 
 class ContractTest : public ::testing::TestWithParam<int> {};
 
@@ -41,7 +43,8 @@ TEST_P(ContractTest, NotifiedWritesOfManySizesToEveryRank) {
         ASSERT_EQ(status, RCC_SUCCESS) << rcc::last_error();
       }
       ASSERT_TRUE(rank.progress_until([&] {
-        return rank.notifies.size() >= static_cast<size_t>(n) && rank.write_done_cookies.size() >= static_cast<size_t>(n);
+        return rank.notifies.size() >= static_cast<size_t>(n) &&
+               rank.write_done_cookies.size() >= static_cast<size_t>(n);
       }));
       ASSERT_EQ(rank.notifies.size(), static_cast<size_t>(n));
       std::vector<bool> seen(n, false);
@@ -75,7 +78,9 @@ TEST_P(ContractTest, NotifiedWritesOfManySizesToEveryRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, ContractTest, ::testing::Values(2, 3, 4),
-                         [](const ::testing::TestParamInfo<int>& info) { return std::to_string(info.param) + "ranks"; });
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::to_string(info.param) + "ranks";
+                         });
 
 // Many unnotified writes (more than any send queue holds), then notified ones: when a notify arrives
 // every earlier write is visible; notifies arrive in posting order; each cookie is reported once.

@@ -138,8 +138,8 @@ TEST(VerbsRxe, BurstBeyondSendQueueIsQueuedInSoftware) {
       ASSERT_TRUE(rcc::transport::verbs::query(rank.transport(), &info));
       const int writes = 3 * info.send_queue_depth;
       for (int w = 0; w < writes; ++w) {
-        ASSERT_EQ(rank.transport().write(1, region.bytes.data(), 64, *region.memory, region.remote_base[1] + 64 * (w % 1000),
-                                         *region.keys[1], false, 0, w + 1),
+        ASSERT_EQ(rank.transport().write(1, region.bytes.data(), 64, *region.memory,
+                                         region.remote_base[1] + 64 * (w % 1000), *region.keys[1], false, 0, w + 1),
                   RCC_SUCCESS);
       }
       ASSERT_TRUE(rank.progress_until([&] { return rank.write_done_cookies.size() >= static_cast<size_t>(writes); }));
@@ -216,6 +216,20 @@ TEST(VerbsSiw, UseImmOneIsRefusedOnIwarp) {
   std::unique_ptr<rcc::transport::Transport> transport;
   EXPECT_EQ(create_single(&transport), RCC_ERR_INVALID_ARGUMENT);
   EXPECT_NE(rcc::last_error().find("iWARP"), std::string::npos) << rcc::last_error();
+}
+
+// Polled delivery relies on a write's bytes landing in address order, which iWARP does not promise.
+TEST(VerbsSiw, PolledEagerIsRefusedOnIwarp) {
+  ScopedEnv device("RCC_IB_DEVICE", "siw0");
+  std::unique_ptr<rcc::transport::Transport> transport;
+  {
+    ScopedEnv polled("RCC_IB_POLLED_EAGER", "1");
+    EXPECT_EQ(create_single(&transport), RCC_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(rcc::last_error().find("RCC_IB_POLLED_EAGER=1 is refused on iWARP"), std::string::npos)
+        << rcc::last_error();
+  }
+  ASSERT_EQ(create_single(&transport), RCC_SUCCESS) << rcc::last_error();  // the default: notified
+  EXPECT_FALSE(transport->polled_delivery());
 }
 
 TEST(VerbsSiw, RoceAndIwarpRanksRefuseToConnect) {

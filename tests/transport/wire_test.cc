@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "transport/verbs/connect_request.h"
 #include "transport/verbs/wire.h"
 
 namespace rcc::transport::verbs {
@@ -90,6 +91,31 @@ TEST(VerbsWire, KeysRoundTripAndBadOnesAreRefused) {
   EXPECT_EQ(decode_key(bad.data(), bad.size(), &out), RCC_ERR_INVALID_ARGUMENT);
   std::vector<uint8_t> wrapping = encode_key({1, ~uint64_t{0} - 10, 100});
   EXPECT_EQ(decode_key(wrapping.data(), wrapping.size(), &out), RCC_ERR_INVALID_ARGUMENT);
+}
+
+TEST(VerbsWire, ConnectRequestsProveTheSecretAndNameALowerRank) {
+  const std::string secret = "a secret";
+  uint8_t request[kConnectRequestBytes];
+  encode_connect_request(1, 4, secret, request);
+  std::string why;
+  EXPECT_EQ(parse_connect_request(request, sizeof request, secret, 3, 4, &why), 1) << why;
+  EXPECT_EQ(parse_connect_request(request, sizeof request, secret, 2, 4, &why), 1) << why;
+  EXPECT_EQ(parse_connect_request(request, sizeof request, secret, 1, 4, &why), -1);  // only lower ranks connect
+  EXPECT_NE(why.find("rank 1"), std::string::npos) << why;
+  EXPECT_EQ(parse_connect_request(request, sizeof request, secret, 3, 5, &why), -1);  // another job size
+  EXPECT_EQ(parse_connect_request(request, sizeof request, "another secret", 3, 4, &why), -1);
+  EXPECT_EQ(why, "wrong job secret");
+  EXPECT_EQ(parse_connect_request(request, sizeof request - 1, secret, 3, 4, &why), -1);
+  EXPECT_EQ(parse_connect_request(nullptr, 0, secret, 3, 4, &why), -1);
+  // Ranks of 2^31 and more are out of range, not negative indexes.
+  for (uint32_t rank : {0x80000000u, 0xffffffffu}) {
+    encode_connect_request(static_cast<int>(rank), 4, secret, request);
+    EXPECT_EQ(parse_connect_request(request, sizeof request, secret, 3, 4, &why), -1) << rank;
+  }
+  // rdma_cm may pad private data: extra bytes after the request do not matter.
+  uint8_t padded[kConnectRequestBytes + 20] = {};
+  encode_connect_request(0, 4, secret, padded);
+  EXPECT_EQ(parse_connect_request(padded, sizeof padded, secret, 3, 4, &why), 0) << why;
 }
 
 }  // namespace

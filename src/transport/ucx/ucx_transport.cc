@@ -5,8 +5,12 @@
 // payload at that address after checking it lies in a range it registered — by copy for eager
 // messages, zero copy through UCX's rendezvous (ucp_am_recv_data_nbx into the target) for large
 // ones. (ucp_put_nbx would need memory allocated by UCX's shared-memory domains; rcc registers
-// the application's own buffers.) Memory is still mapped with ucp_mem_map, so UCX's rendezvous
-// can use it, and keys are packed and unpacked per peer, which validates them. Every message
+// the application's own buffers.) Registering only records the range; a key names the range and
+// is checked against every write. Memory is not mapped with ucp_mem_map: UCX registers what its
+// rendezvous needs through its own cache, and a long-lived ucp_mem_map of page-rounded ranges
+// beside that cache delivered wrong bytes over TCP (16-byte patches of the sender's heap in
+// 9000- and 70001-byte messages, in about one run in four with many senders; gone with
+// UCX_RCACHE_ENABLE=n, UCX_ZCOPY_THRESH=inf, or without the mapping). Every message
 // carries a per-peer sequence number and notices are handed up in that order even when a
 // rendezvous finishes after a later eager message.
 #include <poll.h>
@@ -17,7 +21,7 @@
 #include <deque>
 #include <map>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/transport.h"
 
 namespace rcc::transport {
@@ -26,9 +30,12 @@ namespace {
 constexpr unsigned kAmId = 7;
 constexpr uint32_t kKeyMagic = 0x52434b31;  // "RCK1"
 
-struct KeyHeader {
+// A key: the registered range, framed so that a damaged or foreign key is refused.
+struct Key {
   uint32_t magic;
-  uint32_t length;  // bytes of packed UCX key that follow
+  uint32_t length;  // sizeof(Key)
+  uint64_t addr;
+  uint64_t bytes;
 };
 
 struct AmHeader {
@@ -43,8 +50,6 @@ struct AmHeader {
 
 class UcxMemory : public Memory {
  public:
-  ucp_context_h context = nullptr;
-  ucp_mem_h memh = nullptr;
   std::multimap<uint64_t, size_t>* ranges = nullptr;
   ~UcxMemory() override {
     if (ranges != nullptr) {
@@ -56,16 +61,13 @@ class UcxMemory : public Memory {
         }
       }
     }
-    if (memh != nullptr) ucp_mem_unmap(context, memh);
   }
 };
 
 class UcxRemoteKey : public RemoteKey {
  public:
-  ucp_rkey_h rkey = nullptr;
-  ~UcxRemoteKey() override {
-    if (rkey != nullptr) ucp_rkey_destroy(rkey);
-  }
+  uint64_t addr = 0;  // the peer's registered range
+  uint64_t bytes = 0;
 };
 
 class UcxTransport;
@@ -74,8 +76,8 @@ class UcxTransport;
 struct Operation {
   UcxTransport* transport;
   int peer;
-  uint64_t cookie;      // send side: kWriteDone cookie
-  AmHeader header;      // send side: kept alive until completion; receive side: what landed
+  uint64_t cookie;  // send side: kWriteDone cookie
+  AmHeader header;  // send side: kept alive until completion; receive side: what landed
 };
 
 struct PendingNotice {  // a write about to be sent
@@ -89,7 +91,7 @@ struct Peer {
   uint64_t next_send_seq = 0;
   uint64_t next_deliver_seq = 0;
   bool failed = false;
-  std::map<uint64_t, Event> arrived_early;    // notices that completed before an earlier one
+  std::map<uint64_t, Event> arrived_early;  // notices that completed before an earlier one
 };
 
 class UcxTransport : public Transport {
@@ -144,7 +146,8 @@ class UcxTransport : public Transport {
     handler.arg = this;
     handler.flags = UCP_AM_FLAG_WHOLE_MSG;
     status = ucp_worker_set_am_recv_handler(worker_, &handler);
-    if (status != UCS_OK) return fail(RCC_ERR_TRANSPORT, "ucp_worker_set_am_recv_handler failed: %s", ucs_status_string(status));
+    if (status != UCS_OK)
+      return fail(RCC_ERR_TRANSPORT, "ucp_worker_set_am_recv_handler failed: %s", ucs_status_string(status));
     return RCC_SUCCESS;
   }
 
@@ -154,7 +157,8 @@ class UcxTransport : public Transport {
     ucp_address_t* address = nullptr;
     size_t length = 0;
     ucs_status_t status = ucp_worker_get_address(worker_, &address, &length);
-    if (status != UCS_OK) return fail(RCC_ERR_TRANSPORT, "ucp_worker_get_address failed: %s", ucs_status_string(status));
+    if (status != UCS_OK)
+      return fail(RCC_ERR_TRANSPORT, "ucp_worker_get_address failed: %s", ucs_status_string(status));
     // Prefix the rank so that a blob handed to the wrong slot is caught.
     std::vector<uint8_t> out(sizeof(int32_t) + length);
     int32_t rank = options_.rank;
@@ -176,8 +180,8 @@ class UcxTransport : public Transport {
       std::memcpy(&rank, blob.data(), sizeof rank);
       if (rank != peer) return fail(RCC_ERR_TRANSPORT, "UCX address in slot %d belongs to rank %d", peer, rank);
       ucp_ep_params_t params{};
-      params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLER |
-                          UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+      params.field_mask =
+          UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
       params.address = reinterpret_cast<const ucp_address_t*>(blob.data() + sizeof rank);
       // Peer error handling would exclude UCX's shared-memory transports (1.13); dead peers are
       // detected by rcc's own liveness channel instead.
@@ -186,8 +190,8 @@ class UcxTransport : public Transport {
       params.err_handler.arg = &error_args_.emplace_back(ErrorArg{this, peer});
       ucs_status_t status = ucp_ep_create(worker_, &params, &peers_[peer].ep);
       if (status != UCS_OK) {
-        return fail(RCC_ERR_TRANSPORT, "ucp_ep_create to rank %d failed: %s (check UCX_TLS / UCX_NET_DEVICES)",
-                    peer, ucs_status_string(status));
+        return fail(RCC_ERR_TRANSPORT, "ucp_ep_create to rank %d failed: %s (check UCX_TLS / UCX_NET_DEVICES)", peer,
+                    ucs_status_string(status));
       }
     }
     return RCC_SUCCESS;
@@ -195,16 +199,7 @@ class UcxTransport : public Transport {
 
   Status register_memory(void* addr, size_t length, std::unique_ptr<Memory>* out) override {
     if (addr == nullptr || length == 0) return fail(RCC_ERR_INVALID_ARGUMENT, "register_memory: empty range");
-    ucp_mem_map_params_t params{};
-    params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-    params.address = addr;
-    params.length = length;
     auto memory = std::make_unique<UcxMemory>();
-    ucs_status_t status = ucp_mem_map(context_, &params, &memory->memh);
-    if (status != UCS_OK) {
-      return fail(RCC_ERR_TRANSPORT, "ucp_mem_map of %zu bytes at %p failed: %s", length, addr, ucs_status_string(status));
-    }
-    memory->context = context_;
     memory->addr = addr;
     memory->length = length;
     memory->ranges = &registered_;
@@ -215,48 +210,45 @@ class UcxTransport : public Transport {
   }
 
   Status pack_key(Memory& memory, std::vector<uint8_t>* key) override {
-    if (memory.owner != this) return fail(RCC_ERR_INVALID_ARGUMENT, "pack_key: memory was not registered by this UCX transport");
-    auto& ucx_memory = static_cast<UcxMemory&>(memory);
-    void* packed = nullptr;
-    size_t size = 0;
-    ucs_status_t status = ucp_rkey_pack(context_, ucx_memory.memh, &packed, &size);
-    if (status != UCS_OK) return fail(RCC_ERR_TRANSPORT, "ucp_rkey_pack failed: %s", ucs_status_string(status));
-    // Framed (magic, length) so that a damaged or foreign key is refused instead of unpacked.
-    KeyHeader header{kKeyMagic, static_cast<uint32_t>(size)};
-    std::vector<uint8_t> framed(sizeof header + size);
-    std::memcpy(framed.data(), &header, sizeof header);
-    std::memcpy(framed.data() + sizeof header, packed, size);
-    ucp_rkey_buffer_release(packed);
-    *key = std::move(framed);
+    if (memory.owner != this)
+      return fail(RCC_ERR_INVALID_ARGUMENT, "pack_key: memory was not registered by this UCX transport");
+    const Key packed{kKeyMagic, sizeof(Key), reinterpret_cast<uint64_t>(memory.addr), memory.length};
+    key->resize(sizeof packed);
+    std::memcpy(key->data(), &packed, sizeof packed);
     return RCC_SUCCESS;
   }
 
   Status import_key(int peer, const std::vector<uint8_t>& key, std::unique_ptr<RemoteKey>* out) override {
-    if (peer < 0 || peer >= options_.size) return fail(RCC_ERR_INVALID_ARGUMENT, "import_key: peer %d out of range", peer);
-    KeyHeader header{};
-    if (key.size() > sizeof header) std::memcpy(&header, key.data(), sizeof header);
-    if (key.size() <= sizeof header || header.magic != kKeyMagic || header.length != key.size() - sizeof header) {
-      return fail(RCC_ERR_INVALID_ARGUMENT, "import_key: the %zu-byte key from rank %d is not a UCX key of this version",
-                  key.size(), peer);
+    if (peer < 0 || peer >= options_.size)
+      return fail(RCC_ERR_INVALID_ARGUMENT, "import_key: peer %d out of range", peer);
+    Key unpacked{};
+    if (key.size() == sizeof unpacked) std::memcpy(&unpacked, key.data(), sizeof unpacked);
+    if (unpacked.magic != kKeyMagic || unpacked.length != sizeof unpacked || unpacked.addr == 0 ||
+        unpacked.bytes == 0 || unpacked.addr + unpacked.bytes < unpacked.addr) {
+      return fail(RCC_ERR_INVALID_ARGUMENT,
+                  "import_key: the %zu-byte key from rank %d is not a UCX key of this version", key.size(), peer);
     }
     auto remote = std::make_unique<UcxRemoteKey>();
-    ucs_status_t status = ucp_ep_rkey_unpack(peers_[peer].ep, key.data() + sizeof header, &remote->rkey);
-    if (status != UCS_OK) {
-      return fail(RCC_ERR_TRANSPORT, "ucp_ep_rkey_unpack of rank %d's key failed: %s", peer, ucs_status_string(status));
-    }
     remote->owner = this;
+    remote->addr = unpacked.addr;
+    remote->bytes = unpacked.bytes;
     *out = std::move(remote);
     return RCC_SUCCESS;
   }
 
-  Status write(int peer, const void* src, size_t length, Memory& /*local*/, uint64_t remote_addr,
-               RemoteKey& remote, bool notify, uint32_t imm, uint64_t cookie) override {
+  Status write(int peer, const void* src, size_t length, Memory& /*local*/, uint64_t remote_addr, RemoteKey& remote,
+               bool notify, uint32_t imm, uint64_t cookie) override {
     if (peer < 0 || peer >= options_.size) return fail(RCC_ERR_INVALID_ARGUMENT, "write: peer %d out of range", peer);
     Peer& p = peers_[peer];
     if (p.failed) return fail(RCC_ERR_PEER_FAILED, "write to rank %d: its endpoint has failed", peer);
-    (void)remote;  // the key was validated by import_key; the bytes travel in the message
-    PendingNotice notice{AmHeader{remote_addr, length, p.next_send_seq++, imm, options_.rank, notify ? 1u : 0u, 0},
-                         src, cookie};
+    const auto& key = static_cast<const UcxRemoteKey&>(remote);
+    if (remote.owner != this || remote_addr < key.addr || length > key.bytes ||
+        remote_addr - key.addr > key.bytes - length) {
+      return fail(RCC_ERR_INVALID_ARGUMENT, "write of %zu bytes at 0x%llx to rank %d lies outside the key's range",
+                  length, static_cast<unsigned long long>(remote_addr), peer);
+    }
+    PendingNotice notice{AmHeader{remote_addr, length, p.next_send_seq++, imm, options_.rank, notify ? 1u : 0u, 0}, src,
+                         cookie};
     return send_notice(peer, notice);
   }
 
@@ -292,8 +284,8 @@ class UcxTransport : public Transport {
     param.cb.send = &UcxTransport::on_send_done;
     param.user_data = op;
     param.flags = 0;
-    ucs_status_ptr_t request = ucp_am_send_nbx(peers_[peer].ep, kAmId, &op->header, sizeof op->header,
-                                               notice.src, notice.header.length, &param);
+    ucs_status_ptr_t request = ucp_am_send_nbx(peers_[peer].ep, kAmId, &op->header, sizeof op->header, notice.src,
+                                               notice.header.length, &param);
     return finish_post(request, op, "ucp_am_send_nbx");
   }
 
@@ -301,7 +293,8 @@ class UcxTransport : public Transport {
     if (UCS_PTR_IS_ERR(request)) {
       int peer = op->peer;
       delete op;
-      return fail(RCC_ERR_TRANSPORT, "%s to rank %d failed: %s", what, peer, ucs_status_string(UCS_PTR_STATUS(request)));
+      return fail(RCC_ERR_TRANSPORT, "%s to rank %d failed: %s", what, peer,
+                  ucs_status_string(UCS_PTR_STATUS(request)));
     }
     if (request == nullptr) {  // completed in place
       if (op->cookie != 0) push_write_done(op->peer, op->cookie);
@@ -322,13 +315,12 @@ class UcxTransport : public Transport {
       param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
       param.cb.recv_am = &UcxTransport::on_rendezvous_landed;
       param.user_data = op;
-      ucs_status_ptr_t request = ucp_am_recv_data_nbx(worker_, arrived.descriptor,
-                                                      reinterpret_cast<void*>(arrived.header.target),
-                                                      arrived.header.length, &param);
+      ucs_status_ptr_t request = ucp_am_recv_data_nbx(
+          worker_, arrived.descriptor, reinterpret_cast<void*>(arrived.header.target), arrived.header.length, &param);
       if (UCS_PTR_IS_ERR(request)) {
-        push_error(arrived.peer, RCC_ERR_TRANSPORT,
-                   std::string("UCX: receiving a rendezvous write failed: ") +
-                       ucs_status_string(UCS_PTR_STATUS(request)));
+        push_error(
+            arrived.peer, RCC_ERR_TRANSPORT,
+            std::string("UCX: receiving a rendezvous write failed: ") + ucs_status_string(UCS_PTR_STATUS(request)));
         delete op;
       } else if (request == nullptr) {
         deliver(arrived.peer, arrived.header);
@@ -397,7 +389,8 @@ class UcxTransport : public Transport {
     int peer = header.sender;
     RCC_TRACE("ucx: message from rank %d, %zu bytes, seq %llu, rendezvous %d", peer, length,
               static_cast<unsigned long long>(header.seq), (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0);
-    if (peer < 0 || peer >= self->options_.size || header.length != length || !self->target_is_registered(header.target, header.length)) {
+    if (peer < 0 || peer >= self->options_.size || header.length != length ||
+        !self->target_is_registered(header.target, header.length)) {
       self->push_error(peer, RCC_ERR_TRANSPORT, "UCX: a write targets memory that is not registered here");
       return UCS_OK;
     }
@@ -418,9 +411,9 @@ class UcxTransport : public Transport {
     if (status == UCS_OK) {
       op->transport->deliver(op->peer, op->header);
     } else {
-      op->transport->push_error(op->peer, RCC_ERR_PEER_FAILED,
-                                "UCX: rendezvous write from rank " + std::to_string(op->peer) +
-                                    " failed: " + ucs_status_string(status));
+      op->transport->push_error(
+          op->peer, RCC_ERR_PEER_FAILED,
+          "UCX: rendezvous write from rank " + std::to_string(op->peer) + " failed: " + ucs_status_string(status));
     }
     delete op;
   }
@@ -432,9 +425,9 @@ class UcxTransport : public Transport {
     if (status == UCS_OK) {
       if (op->cookie != 0) op->transport->push_write_done(op->peer, op->cookie);
     } else {
-      op->transport->push_error(op->peer, RCC_ERR_PEER_FAILED,
-                                "UCX: write to rank " + std::to_string(op->peer) + " failed: " +
-                                    ucs_status_string(status));
+      op->transport->push_error(
+          op->peer, RCC_ERR_PEER_FAILED,
+          "UCX: write to rank " + std::to_string(op->peer) + " failed: " + ucs_status_string(status));
     }
     delete op;
   }
@@ -461,7 +454,7 @@ class UcxTransport : public Transport {
     void* descriptor;
   };
   std::deque<ArrivedRendezvous> rendezvous_;  // announced by a peer, data not fetched yet
-  size_t in_flight_ = 0;                       // posted operations whose callback has not run
+  size_t in_flight_ = 0;                      // posted operations whose callback has not run
   std::vector<Event> events_;
 };
 

@@ -8,10 +8,11 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <vector>
 
-#include "core/config.h"
-#include "core/log.h"
+#include "base/log.h"
+#include "base/settings.h"
 
 namespace rcc::transport::verbs {
 namespace {
@@ -116,7 +117,7 @@ struct DeviceListDeleter {
 }  // namespace
 
 Status choose_port(PortChoice* out) {
-  std::string setting = config::get_string("RCC_IB_DEVICE");
+  std::string setting = settings::text("RCC_IB_DEVICE");
   DeviceFilter filter;
   if (!setting.empty()) RCC_RETURN_IF_ERROR(parse_filter(setting, &filter));
 
@@ -199,8 +200,8 @@ Status choose_port(PortChoice* out) {
   choice.device_attr = device_attrs[chosen.device_index];
   choice.port_attr = chosen.attr;
   RCC_INFO("verbs: device %s port %u (%s, %s%s); ports here: %s", choice.device.c_str(), choice.port,
-           link_kind_name(choice.kind), setting.empty() ? "nearest active port" : "RCC_IB_DEVICE=",
-           setting.c_str(), inventory.c_str());
+           link_kind_name(choice.kind), setting.empty() ? "nearest active port" : "RCC_IB_DEVICE=", setting.c_str(),
+           inventory.c_str());
   *out = choice;
   return RCC_SUCCESS;
 }
@@ -307,9 +308,10 @@ std::string describe_all(const std::vector<GidEntry>& table) {
 Status choose_gid(const PortChoice& port, GidChoice* out) {
   std::vector<GidEntry> table = read_gid_table(port);
   const GidEntry* chosen = nullptr;
-  if (config::is_set("RCC_IB_GID_INDEX")) {
-    int64_t index = 0;
-    RCC_RETURN_IF_ERROR(config::get_int("RCC_IB_GID_INDEX", &index));
+  std::optional<int64_t> requested;
+  RCC_RETURN_IF_ERROR(settings::auto_or_integer("RCC_IB_GID_INDEX", &requested));
+  if (requested) {
+    const int64_t index = *requested;
     for (const GidEntry& e : table) {
       if (e.index == index) chosen = &e;
     }
@@ -351,7 +353,7 @@ Status choose_gid(const PortChoice& port, GidChoice* out) {
   std::memcpy(choice.gid, chosen->gid, 16);
   choice.description = describe(*chosen);
   RCC_INFO("verbs: %s port %u GID index %s%s", port.device.c_str(), port.port, choice.description.c_str(),
-           config::is_set("RCC_IB_GID_INDEX") ? " (RCC_IB_GID_INDEX)" : " (automatic)");
+           requested ? " (RCC_IB_GID_INDEX)" : " (automatic)");
   *out = choice;
   return RCC_SUCCESS;
 }

@@ -5,17 +5,27 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "bootstrap/refusals.h"
 #include "transport/transport.h"
 #include "transport/verbs/device.h"
 #include "transport/verbs/verbs_transport.h"
 #include "transport/verbs/wire.h"
 
 namespace rcc::transport::verbs {
+
+// wr_id layout: bit 63 set for receives; bits 32..62 the peer; bits 0..31 the receive slot or the
+// low 32 bits of the send sequence number.
+constexpr uint64_t kRecvBit = 1ull << 63;
+inline uint64_t make_wr_id(bool recv, int peer, uint32_t low) {
+  return (recv ? kRecvBit : 0) | (static_cast<uint64_t>(peer) << 32) | low;
+}
+inline int wr_peer(uint64_t wr_id) { return static_cast<int>((wr_id & ~kRecvBit) >> 32); }
 
 class VerbsMemory : public Memory {
  public:
@@ -59,6 +69,10 @@ struct Peer {
   uint32_t unsignalled = 0;       // requests posted since the last signalled one
   uint32_t max_inline = 0;        // writes up to this many bytes are posted inline
   uint32_t path_mtu_bytes = 0;    // packet payload on the path to the peer (RoCE/IB; 0 for iWARP)
+  // iWARP set-up: dialling attempts so far, when to dial again, what ended the last attempt.
+  int connect_attempts = 0;
+  std::chrono::steady_clock::time_point retry_at{};
+  std::string last_connect_failure;
 };
 
 class VerbsTransport : public Transport {
@@ -93,13 +107,19 @@ class VerbsTransport : public Transport {
   Status connect_by_hand(const std::vector<RankAddress>& addresses);
   // iWARP (iwarp_connect.cc).
   Status start_listener();
-  Status connect_through_cm(const std::vector<RankAddress>& addresses);
-  Status handle_cm_event(rdma_cm_event* event, int* established);
+  Status connect_through_cm();
+  Status start_connect(int peer);  // dials a higher rank
+  // Gives up the current attempt with a peer (parked) and schedules the next.
+  void abandon_attempt(int peer, const std::string& why);
+  void park(int peer);  // moves the peer's id and queue pair aside until the transport goes
+  // *refused: an id to destroy once the event is acknowledged (a rejected stranger's request).
+  Status handle_cm_event(rdma_cm_event* event, int* established, rdma_cm_id** refused);
+  std::string requester(rdma_cm_id* id) const;  // "1.2.3.4:5678"
 
   // Data path.
   Status post_receive(int peer, uint32_t slot);
   Status post_queued(int peer);
-  Status submit(int peer, const PendingWr& wr);           // posts now, or queues behind the others
+  Status submit(int peer, const PendingWr& wr);         // posts now, or queues behind the others
   Status post_one(int peer, const PendingWr& pending);  // hands one request to the device
   void drain_completions();
   void handle_completion(const ibv_wc& wc);
@@ -112,12 +132,12 @@ class VerbsTransport : public Transport {
   PortChoice port_;
   GidChoice gid_;
   bool use_imm_ = true;
-  bool polled_delivery_ = true;  // RCC_IB_POLLED_EAGER
+  bool polled_delivery_ = false;  // RCC_IB_POLLED_EAGER
   size_t max_chunk_ = 0;
   uint32_t depth_ = 0;     // send-queue slots per peer
   uint32_t receives_ = 0;  // receives posted per peer
 
-  ibv_context* ctx_ = nullptr;  // iWARP: owned by librdmacm (listener_->verbs)
+  ibv_context* ctx_ = nullptr;  // iWARP: owned by librdmacm (the listener's and the peers' ids)
   ibv_pd* pd_ = nullptr;
   ibv_comp_channel* channel_ = nullptr;
   ibv_cq* cq_ = nullptr;
@@ -132,6 +152,8 @@ class VerbsTransport : public Transport {
   rdma_cm_id* listener_ = nullptr;
   uint32_t listen_ipv4_ = 0;  // network byte order
   uint16_t listen_port_ = 0;
+  bootstrap::RefusalLog refusals_{"the iWARP connection listener"};
+  std::vector<rdma_cm_id*> parked_ids_;  // of attempts given up during set-up (park)
 
   std::vector<Event> pending_;  // events found but not yet returned by poll()
   uint64_t polls_ = 0;

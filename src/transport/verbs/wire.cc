@@ -156,8 +156,7 @@ Status decode_key(const uint8_t* data, size_t length, KeyInfo* out) {
   Reader r(data);
   uint32_t magic = r.u32();
   if (magic != kKeyMagic) {
-    return fail(RCC_ERR_INVALID_ARGUMENT, "verbs key: bad magic 0x%08x (not a key packed by the verbs backend)",
-                magic);
+    return fail(RCC_ERR_INVALID_ARGUMENT, "verbs key: bad magic 0x%08x (not a key packed by the verbs backend)", magic);
   }
   KeyInfo key;
   key.rkey = r.u32();

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace rcc::transport::verbs {
 
@@ -28,17 +28,17 @@ struct RankAddress {
   uint32_t rank = 0;
   uint32_t size = 0;
   uint8_t port = 0;
-  uint8_t active_mtu = 0;  // enum ibv_mtu
-  uint16_t lid = 0;        // IB
-  uint8_t gid[16] = {};    // RoCE (and IB with a GRH)
-  uint32_t ipv4 = 0;       // iWARP: network byte order, rdma_cm listener
-  uint16_t cm_port = 0;    // iWARP: host byte order
+  uint8_t active_mtu = 0;       // enum ibv_mtu
+  uint16_t lid = 0;             // IB
+  uint8_t gid[16] = {};         // RoCE (and IB with a GRH)
+  uint32_t ipv4 = 0;            // iWARP: network byte order, rdma_cm listener
+  uint16_t cm_port = 0;         // iWARP: host byte order
   std::vector<QpEndpoint> qps;  // IB/RoCE: index = peer rank (own entry unused); iWARP: empty
 };
 
 inline constexpr uint32_t kAddressMagic = 0x41434352;  // "RCCA"
 inline constexpr uint8_t kAddressVersion = 1;
-inline constexpr uint32_t kKeyMagic = 0x4b434352;      // "RCCK"
+inline constexpr uint32_t kKeyMagic = 0x4b434352;  // "RCCK"
 inline constexpr size_t kKeyBlobSize = 24;
 
 std::vector<uint8_t> encode_address(const RankAddress& address);

@@ -35,7 +35,7 @@ vm_run_qemu() {
 	local job=$1 image=$2 initrd=$3 fd_out fd_err fd_con
 	local -a qemu virtfs
 	mapfile -t virtfs < <(vm_job_virtfs "$job")
-	# debug-threads names the vCPU threads "CPU n/TCG" on the host (bench/vm-host-sampler).
+	# debug-threads names the vCPU threads "CPU n/TCG" on the host (for top -H, perf).
 	qemu=(qemu-system-x86_64 -name rcc-vm,debug-threads=on -nodefaults -no-user-config -no-reboot -display none -monitor none
 		-machine pc -accel tcg,thread=multi -cpu "$VM_CPU_MODEL" -smp "$opt_smp" -m "$opt_mem"
 		-kernel "$image" -initrd "$initrd"

@@ -1,0 +1,92 @@
+#include "collectives/registry.h"
+
+#include <cstring>
+#include <string>
+
+namespace rcc::collectives {
+
+// Each row is defined in its algorithm's file.
+extern const AlgorithmRow kAllreduceRing, kAllreduceTree, kAllreduceRecursiveDoubling, kAllreduceShm;
+extern const AlgorithmRow kBroadcastTree, kBroadcastPipeline, kBroadcastShm;
+extern const AlgorithmRow kReduceTree, kReduceShm;
+extern const AlgorithmRow kAllgatherRing, kAllgatherShm;
+extern const AlgorithmRow kReduceScatterRing, kReduceScatterShm;
+extern const AlgorithmRow kAlltoallPairwise, kAlltoallShm;
+extern const AlgorithmRow kGatherLinear, kGatherShm;
+extern const AlgorithmRow kScatterLinear, kScatterShm;
+extern const AlgorithmRow kBarrierDissemination, kBarrierShm;
+extern const AlgorithmRow kAllgathervRing, kAlltoallvPairwise, kAlltoallvShm, kGathervLinear, kScattervLinear,
+    kReduceScattervRing;
+extern const AlgorithmRow kScanRecursiveDoubling, kExscanRecursiveDoubling;
+
+std::span<const AlgorithmRow* const> algorithm_table() {
+  // Within a collective, the first row is the tuner's fallback when costs tie.
+  static const AlgorithmRow* const kTable[] = {
+      &kAllreduceRing,
+      &kAllreduceTree,
+      &kAllreduceRecursiveDoubling,
+      &kAllreduceShm,
+      &kBroadcastTree,
+      &kBroadcastPipeline,
+      &kBroadcastShm,
+      &kReduceTree,
+      &kReduceShm,
+      &kAllgatherRing,
+      &kAllgatherShm,
+      &kReduceScatterRing,
+      &kReduceScatterShm,
+      &kAlltoallPairwise,
+      &kAlltoallShm,
+      &kGatherLinear,
+      &kGatherShm,
+      &kScatterLinear,
+      &kScatterShm,
+      &kBarrierDissemination,
+      &kBarrierShm,
+      &kAllgathervRing,
+      &kAlltoallvPairwise,
+      &kAlltoallvShm,
+      &kGathervLinear,
+      &kScattervLinear,
+      &kReduceScattervRing,
+      &kScanRecursiveDoubling,
+      &kExscanRecursiveDoubling,
+  };
+  return kTable;
+}
+
+namespace {
+
+bool answers_to(const AlgorithmRow& row, const std::string& name) {
+  if (name == row.name) return true;
+  std::string aliases = row.aliases;
+  size_t start = 0;
+  while (start < aliases.size()) {
+    size_t comma = aliases.find(',', start);
+    if (comma == std::string::npos) comma = aliases.size();
+    if (aliases.compare(start, comma - start, name) == 0) return true;
+    start = comma + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+const AlgorithmRow* find_algorithm(Kind kind, const std::string& name) {
+  for (const AlgorithmRow* row : algorithm_table()) {
+    if (row->kind == kind && answers_to(*row, name)) return row;
+  }
+  return nullptr;
+}
+
+std::string algorithm_names(Kind kind) {
+  std::string list;
+  for (const AlgorithmRow* row : algorithm_table()) {
+    if (row->kind != kind) continue;
+    if (!list.empty()) list += ", ";
+    list += row->name;
+  }
+  return list;
+}
+
+}  // namespace rcc::collectives

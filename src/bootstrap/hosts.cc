@@ -1,0 +1,94 @@
+#include "bootstrap/hosts.h"
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include "bootstrap/socket_util.h"
+
+namespace rcc::bootstrap {
+namespace {
+
+// Same host = same name and same boot: a rebooted or cloned machine with the same name differs.
+std::string host_identity() {
+  std::string boot_id;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
+  return host_name() + "/" + boot_id;
+}
+
+std::vector<uint8_t> encode(const RankPlace& place) {
+  const std::string text =
+      place.identity + '\n' + place.host_name + '\n' + std::to_string(place.pid) + '\n' + place.cpus.to_text();
+  return std::vector<uint8_t>(text.begin(), text.end());
+}
+
+Status decode(const std::vector<uint8_t>& bytes, int rank, RankPlace* out) {
+  const std::string text(bytes.begin(), bytes.end());
+  const size_t first = text.find('\n');
+  const size_t second = first == std::string::npos ? first : text.find('\n', first + 1);
+  const size_t third = second == std::string::npos ? second : text.find('\n', second + 1);
+  if (third == std::string::npos) return fail(RCC_ERR_BOOTSTRAP, "rank %d published a malformed host entry", rank);
+  RankPlace place;
+  place.identity = text.substr(0, first);
+  place.host_name = text.substr(first + 1, second - first - 1);
+  place.pid = static_cast<pid_t>(std::atol(text.substr(second + 1, third - second - 1).c_str()));
+  place.cpus = CpuSet::parse(text.substr(third + 1));
+  *out = std::move(place);
+  return RCC_SUCCESS;
+}
+
+}  // namespace
+
+RankPlace HostMap::here() {
+  RankPlace place;
+  place.host_name = host_name();
+  place.identity = host_identity();
+  place.pid = getpid();
+  place.cpus = CpuSet::of_this_thread();
+  return place;
+}
+
+Status HostMap::exchange(StoreClient& store, const std::string& prefix, int rank, int size, double timeout_s,
+                         HostMap* out) {
+  std::vector<std::vector<uint8_t>> all;
+  RCC_RETURN_IF_ERROR(allgather(store, prefix + "/hosts", rank, size, encode(here()), timeout_s, &all));
+  std::vector<RankPlace> places(all.size());
+  for (size_t r = 0; r < all.size(); ++r) RCC_RETURN_IF_ERROR(decode(all[r], static_cast<int>(r), &places[r]));
+  *out = of(std::move(places));
+  return RCC_SUCCESS;
+}
+
+HostMap HostMap::of(std::vector<RankPlace> places) {
+  HostMap map;
+  map.places_ = std::move(places);
+  for (const RankPlace& place : map.places_) {
+    int host = -1;
+    for (size_t h = 0; h < map.host_ranks_.size() && host < 0; ++h) {
+      if (map.places_[static_cast<size_t>(map.host_ranks_[h].front())].identity == place.identity) {
+        host = static_cast<int>(h);
+      }
+    }
+    if (host < 0) {
+      host = static_cast<int>(map.host_ranks_.size());
+      map.host_ranks_.emplace_back();
+    }
+    map.host_ranks_[static_cast<size_t>(host)].push_back(static_cast<int>(map.host_of_.size()));
+    map.host_of_.push_back(host);
+  }
+  return map;
+}
+
+bool HostMap::crowded(int host) const {
+  CpuSet cpus;
+  for (int rank : ranks_on(host)) cpus.unite(place(rank).cpus);
+  return ranks_outnumber_cores(static_cast<int>(ranks_on(host).size()), cpus);
+}
+
+HostMap HostMap::subset(const std::vector<int>& ranks) const {
+  std::vector<RankPlace> places;
+  places.reserve(ranks.size());
+  for (int rank : ranks) places.push_back(place(rank));
+  return of(std::move(places));
+}
+
+}  // namespace rcc::bootstrap

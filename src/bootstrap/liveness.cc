@@ -1,0 +1,249 @@
+#include "bootstrap/liveness.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "base/log.h"
+#include "bootstrap/job.h"
+#include "bootstrap/liveness_hello.h"
+#include "bootstrap/refusals.h"
+#include "bootstrap/socket_util.h"
+
+namespace rcc::bootstrap {
+namespace {
+
+constexpr char kGoodbye = 'G';
+// A connection to the listener must deliver its whole hello within this time of being accepted.
+constexpr auto kHelloDeadline = std::chrono::seconds(5);
+// Connections waiting for their hello, at most; one more is closed at once (and counted as refused).
+constexpr size_t kMaxPending = 4096;
+constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+
+// A connection accepted by the listener that has not delivered its hello yet.
+struct Pending {
+  int fd = -1;
+  std::string peer;
+  Clock::time_point until;
+  size_t got = 0;
+  uint8_t hello[kLivenessHelloBytes] = {};
+};
+
+}  // namespace
+
+LivenessMonitor::LivenessMonitor(int rank, int size, FailureCallback on_failure)
+    : rank_(rank), size_(size), on_failure_(std::move(on_failure)), fds_(size, -1), hosts_(size), said_goodbye_(size) {}
+
+LivenessMonitor::~LivenessMonitor() {
+  // Stop the watcher first: it closes sockets of dead peers, so only this thread may touch fds_.
+  if (watcher_.joinable()) {
+    char stop = 's';
+    ssize_t ignored = ::write(wake_pipe_[1], &stop, 1);
+    (void)ignored;
+    watcher_.join();
+  }
+  for (int fd : fds_) {
+    if (fd >= 0) {
+      ssize_t ignored = ::send(fd, &kGoodbye, 1, MSG_NOSIGNAL);
+      (void)ignored;
+      ::close(fd);
+    }
+  }
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  for (int fd : wake_pipe_) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+Status LivenessMonitor::start(StoreClient& store, const std::string& key_prefix, int rank, int size,
+                              const std::string& secret, double timeout_s, FailureCallback on_failure,
+                              std::unique_ptr<LivenessMonitor>* out) {
+  std::unique_ptr<LivenessMonitor> monitor(new LivenessMonitor(rank, size, std::move(on_failure)));
+  if (::pipe2(monitor->wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) {
+    return fail(RCC_ERR_INTERNAL, "liveness: pipe2 failed: %s", std::strerror(errno));
+  }
+  RCC_RETURN_IF_ERROR(monitor->connect_mesh(store, key_prefix, secret, timeout_s));
+  monitor->watcher_ = std::thread(&LivenessMonitor::watch, monitor.get());
+  *out = std::move(monitor);
+  return RCC_SUCCESS;
+}
+
+Status LivenessMonitor::connect_mesh(StoreClient& store, const std::string& key_prefix, const std::string& secret,
+                                     double timeout_s) {
+  int port = 0;
+  RCC_RETURN_IF_ERROR(listen_tcp("0.0.0.0", 0, &listen_fd_, &port));
+  const std::string mine = join_address(advertised_host(), port) + " " + host_name();
+  std::vector<std::vector<uint8_t>> all;
+  RCC_RETURN_IF_ERROR(allgather(store, key_prefix + "/liveness", rank_, size_,
+                                std::vector<uint8_t>(mine.begin(), mine.end()), timeout_s, &all));
+  std::vector<std::string> addresses(size_);
+  for (int peer = 0; peer < size_; ++peer) {
+    std::string text(all[peer].begin(), all[peer].end());
+    size_t space = text.find(' ');
+    if (space == std::string::npos)
+      return fail(RCC_ERR_BOOTSTRAP, "liveness: rank %d published a malformed address", peer);
+    addresses[peer] = text.substr(0, space);
+    hosts_[peer] = text.substr(space + 1);
+  }
+
+  uint8_t hello[kLivenessHelloBytes];
+  encode_liveness_hello(rank_, secret, hello);
+  const auto deadline = deadline_after(timeout_s);
+  // Dial every higher rank; the lower ranks dial this one.
+  for (int peer = rank_ + 1; peer < size_; ++peer) {
+    std::string host;
+    int peer_port = 0;
+    RCC_RETURN_IF_ERROR(split_address(addresses[peer], "liveness address", &host, &peer_port));
+    int fd = -1;
+    Status status;
+    while ((status = dial_tcp(host, peer_port, deadline, &fd)) != RCC_SUCCESS) {
+      if (ms_until(deadline) == 0) {
+        return fail(RCC_ERR_TIMEOUT, "liveness: cannot reach rank %d at %s: %s", peer, addresses[peer].c_str(),
+                    last_error().c_str());
+      }
+      ::usleep(20000);
+    }
+    fds_[peer] = fd;
+    RCC_RETURN_IF_ERROR(send_all(fd, hello, sizeof hello, deadline, "liveness peer"));
+  }
+  // Accept until every lower rank has presented its hello. Anyone may connect to the listener:
+  // connections are served side by side (non-blocking), each must deliver a valid hello within
+  // kHelloDeadline of being accepted, and a stranger is refused (and logged, rate-limited) without
+  // delaying the ranks.
+  RefusalLog refusals("liveness listener of rank " + std::to_string(rank_));
+  std::vector<Pending> pending;
+  Clock::time_point accept_paused_until{};
+  auto close_pending = [&](size_t i, const char* why) {
+    if (why != nullptr) refusals.refused(pending[i].peer, why);
+    ::close(pending[i].fd);
+    pending[i] = std::move(pending.back());
+    pending.pop_back();
+  };
+  int accepted = 0;
+  Status result = RCC_SUCCESS;
+  std::vector<struct pollfd> pfds;
+  while (accepted < rank_) {
+    auto now = Clock::now();
+    if (now >= deadline) {
+      std::string missing;
+      for (int peer = 0; peer < rank_; ++peer) {
+        if (fds_[peer] < 0) missing += (missing.empty() ? "" : ", ") + std::to_string(peer);
+      }
+      result = fail(RCC_ERR_TIMEOUT, "liveness: ranks %s did not connect within %.0f s", missing.c_str(), timeout_s);
+      break;
+    }
+    Clock::time_point wake = deadline;
+    const bool accepting = now >= accept_paused_until;
+    if (!accepting) wake = std::min(wake, accept_paused_until);
+    pfds.clear();
+    pfds.push_back({accepting ? listen_fd_ : -1, POLLIN, 0});
+    for (const Pending& p : pending) {
+      pfds.push_back({p.fd, POLLIN, 0});
+      wake = std::min(wake, p.until);
+    }
+    if (::poll(pfds.data(), pfds.size(), ms_until(wake)) < 0 && errno != EINTR) {
+      result = fail(RCC_ERR_INTERNAL, "liveness: poll failed: %s", std::strerror(errno));
+      break;
+    }
+    // Read what the pending connections sent (in reverse: close_pending moves the last one into i).
+    for (size_t i = pending.size(); i-- > 0;) {
+      if (pfds[i + 1].revents == 0) continue;
+      Pending& p = pending[i];
+      ssize_t n = ::recv(p.fd, p.hello + p.got, sizeof p.hello - p.got, 0);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+      if (n <= 0) {
+        close_pending(i, "closed before its hello was complete");
+        continue;
+      }
+      p.got += static_cast<size_t>(n);
+      if (p.got < sizeof p.hello) continue;
+      std::string why;
+      const int peer = parse_liveness_hello(p.hello, p.got, secret, rank_, &why);
+      if (peer >= 0 && fds_[peer] >= 0) why = "a second hello for rank " + std::to_string(peer);
+      if (peer < 0 || fds_[peer] >= 0) {
+        close_pending(i, why.c_str());
+        continue;
+      }
+      fds_[peer] = p.fd;
+      p.fd = -1;
+      ++accepted;
+      pending[i] = std::move(pending.back());
+      pending.pop_back();
+    }
+    if (accepting && (pfds[0].revents & POLLIN)) {
+      for (;;) {
+        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+          if (errno == EINTR || errno == ECONNABORTED) continue;
+          if (errno != EAGAIN && errno != EWOULDBLOCK) accept_paused_until = Clock::now() + kAcceptPause;  // EMFILE
+          break;
+        }
+        if (pending.size() >= kMaxPending) {
+          refusals.refused(peer_address(fd), "too many connections waiting for their hello");
+          ::close(fd);
+          continue;
+        }
+        Pending p;
+        p.fd = fd;
+        p.peer = peer_address(fd);
+        p.until = std::min(Clock::now() + kHelloDeadline, deadline);
+        pending.push_back(std::move(p));
+      }
+    }
+    now = Clock::now();
+    for (size_t i = pending.size(); i-- > 0;) {
+      if (now >= pending[i].until) close_pending(i, "no complete hello within 5 s");
+    }
+  }
+  // Whoever is still connected without a hello when the mesh is complete is a stranger too.
+  while (!pending.empty()) close_pending(pending.size() - 1, "no hello before the mesh was complete");
+  if (result != RCC_SUCCESS) return result;
+  ::close(listen_fd_);
+  listen_fd_ = -1;
+  return RCC_SUCCESS;
+}
+
+void LivenessMonitor::watch() {
+  std::vector<struct pollfd> pfds;
+  std::vector<int> peers;
+  for (;;) {
+    pfds.clear();
+    peers.clear();
+    pfds.push_back({wake_pipe_[0], POLLIN, 0});
+    peers.push_back(-1);
+    for (int peer = 0; peer < size_; ++peer) {
+      if (fds_[peer] >= 0) {
+        pfds.push_back({fds_[peer], POLLIN, 0});
+        peers.push_back(peer);
+      }
+    }
+    if (::poll(pfds.data(), pfds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (pfds[0].revents != 0) return;  // stopping
+    for (size_t i = 1; i < pfds.size(); ++i) {
+      if (pfds[i].revents == 0) continue;
+      const int peer = peers[i];
+      char buffer[16];
+      ssize_t n = ::recv(fds_[peer], buffer, sizeof buffer, 0);
+      if (n > 0) {
+        if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n)) != nullptr) said_goodbye_[peer] = true;
+        continue;
+      }
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      ::close(fds_[peer]);
+      fds_[peer] = -1;
+      if (said_goodbye_[peer]) continue;
+      on_failure_(peer, "rank " + std::to_string(peer) + " (host " + hosts_[peer] +
+                            ") died: its connection closed without a goodbye (the process exited or was killed)");
+    }
+  }
+}
+
+}  // namespace rcc::bootstrap

@@ -1,0 +1,46 @@
+// The liveness channel: one TCP connection between every pair of ranks, watched by a thread that
+// sleeps in poll(). When a process dies the kernel closes its sockets, so every other rank learns
+// of it at once, whatever the data transport would (or would not) report. A rank leaving normally
+// says goodbye first, so its closing is not taken for a death.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "bootstrap/store.h"
+
+namespace rcc::bootstrap {
+
+class LivenessMonitor {
+ public:
+  using FailureCallback = std::function<void(int rank, const std::string& why)>;
+
+  // Listens, exchanges addresses through the store under key_prefix, connects the mesh (the lower
+  // rank dials), then watches it from a thread, calling on_failure once per dead peer.
+  static Status start(bootstrap::StoreClient& store, const std::string& key_prefix, int rank, int size,
+                      const std::string& secret, double timeout_s, FailureCallback on_failure,
+                      std::unique_ptr<LivenessMonitor>* out);
+  ~LivenessMonitor();  // says goodbye to every peer, stops the thread, closes the sockets
+
+ private:
+  LivenessMonitor(int rank, int size, FailureCallback on_failure);
+  Status connect_mesh(bootstrap::StoreClient& store, const std::string& key_prefix, const std::string& secret,
+                      double timeout_s);
+  void watch();
+
+  int rank_;
+  int size_;
+  FailureCallback on_failure_;
+  int listen_fd_ = -1;
+  int wake_pipe_[2] = {-1, -1};
+  std::vector<int> fds_;            // per peer; -1 for self
+  std::vector<std::string> hosts_;  // per peer
+  std::vector<bool> said_goodbye_;
+  std::thread watcher_;
+};
+
+}  // namespace rcc::bootstrap

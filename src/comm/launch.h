@@ -1,0 +1,13 @@
+// Issuing a validated collective: choose its algorithm, then run it on the communicator's
+// executor, inline for the blocking forms, queued for the rcc_i* forms.
+#pragma once
+
+#include "collectives/collective.h"
+#include "comm/comm.h"
+
+namespace rcc {
+
+// request == nullptr: blocking. Otherwise *request is a new handle for the queued collective.
+Status launch_collective(rcc_comm* comm, const collectives::Args& args, rcc_request_t* request);
+
+}  // namespace rcc

@@ -1,0 +1,50 @@
+// rcc_comm_split and rcc_comm_dup: the parent's ranks agree, by one allgather, on who goes where
+// and on the new group's id; each new communicator then shares the parent's connections.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "comm/comm.h"
+#include "comm/launch.h"
+#include "comm/split.h"
+
+namespace rcc {
+
+Status split_comm(rcc_comm* parent, int color, int key, rcc_comm** out) {
+  // What each rank says: its color, its key, and the lowest group id unused on its side. The
+  // largest of those ids is unused by every rank, so all new communicators of this split take it
+  // (they are disjoint: no rank can confuse their messages).
+  const int64_t mine[3] = {color, key, static_cast<int64_t>(parent->engine->next_group_id())};
+  std::vector<int64_t> all(3 * static_cast<size_t>(parent->size));
+  RCC_RETURN_IF_ERROR(launch_collective(parent,
+                                        collectives::Args{.kind = collectives::Kind::kAllgather,
+                                                          .sendbuf = mine,
+                                                          .recvbuf = all.data(),
+                                                          .count = 3,
+                                                          .datatype = RCC_INT64},
+                                        nullptr));
+  int64_t id = 0;
+  for (int r = 0; r < parent->size; ++r) id = std::max(id, all[3 * static_cast<size_t>(r) + 2]);
+  if (id > INT32_MAX) return fail(RCC_ERR_NO_MEMORY, "rcc_comm_split: this job has used up its 2^31 communicator ids");
+  const uint64_t split = parent->splits++;
+  if (color == RCC_UNDEFINED) {
+    parent->engine->reserve_group_id(static_cast<uint32_t>(id));
+    *out = nullptr;
+    return RCC_SUCCESS;
+  }
+  // The members: parent ranks of this color, ordered by key, ties by parent rank.
+  std::vector<int> parent_ranks;
+  for (int r = 0; r < parent->size; ++r) {
+    if (all[3 * static_cast<size_t>(r)] == color) parent_ranks.push_back(r);
+  }
+  std::stable_sort(parent_ranks.begin(), parent_ranks.end(), [&all](int a, int b) {
+    return all[3 * static_cast<size_t>(a) + 1] < all[3 * static_cast<size_t>(b) + 1];
+  });
+  std::vector<int> members;
+  members.reserve(parent_ranks.size());
+  for (int r : parent_ranks) members.push_back(parent->job_rank(r));
+  const std::string prefix = parent->key_prefix + "/split" + std::to_string(split) + "." + std::to_string(color);
+  return create_sub_comm(*parent, static_cast<uint32_t>(id), std::move(members), prefix, out);
+}
+
+}  // namespace rcc

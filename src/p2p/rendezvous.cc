@@ -1,0 +1,106 @@
+// Large messages, zero copy: the sender announces the message (RTS, a slot message), the matched
+// receive answers with its buffer's address and key (CTS), and the sender writes the payload
+// straight into it with a notice (FIN) naming the receive, which completes it. FINs are bounded by
+// the same number of credits as slot messages.
+#include <algorithm>
+#include <cstring>
+
+#include "base/log.h"
+#include "p2p/engine.h"
+
+namespace rcc::p2p {
+
+Status Engine::start_large_send(Request* send, SlotHeader header) {
+  Status status = registrations_->acquire(send->buffer, send->bytes, &send->memory);
+  if (status == RCC_SUCCESS) {
+    header.type = SlotType::kRts;
+    status = post_slot_message(send->peer, header, nullptr, 0);
+  }
+  return status;
+}
+
+Status Engine::handle_rts(int peer, const SlotHeader& header) {
+  Arrival rts;
+  rts.source = peer;
+  rts.header = header;
+  Request* receive = matcher_.take_receive(peer, header.tag, header.context);
+  if (receive == nullptr) {
+    matcher_.park(std::move(rts));
+    return RCC_SUCCESS;
+  }
+  return send_cts(receive, rts);
+}
+
+Status Engine::send_cts(Request* receive, const Arrival& rts) {
+  const int peer = rts.source;
+  SlotHeader cts{};
+  cts.type = SlotType::kCts;
+  cts.tag = rts.header.tag;
+  cts.context = rts.header.context;
+  cts.sender_request = rts.header.sender_request;
+  cts.receiver_request = receive->index;
+  const size_t length = rts.header.length;
+  receive->matched = MessageInfo{peer, rts.header.tag, length};
+  // The receive's peer is the sender from now on (it may have been posted for any source), so
+  // the FIN is checked against it.
+  receive->peer = peer;
+  if (length > receive->bytes) {
+    deliver(receive, peer, rts.header, nullptr);  // fails it as truncated
+    cts.length = 0;                               // refused: the sender completes without writing
+    return post_slot_message(peer, cts, nullptr, 0);
+  }
+  std::vector<uint8_t> key;
+  RCC_RETURN_IF_ERROR(registrations_->acquire(receive->buffer, length, &receive->memory));
+  RCC_RETURN_IF_ERROR(transport_->pack_key(*receive->memory, &key));
+  if (key.size() > std::min<size_t>(eager_limit_, UINT16_MAX)) {
+    return fail(RCC_ERR_INTERNAL, "a remote key of %zu bytes does not fit a slot", key.size());
+  }
+  cts.length = length;
+  cts.target_addr = reinterpret_cast<uint64_t>(receive->buffer);
+  cts.key_length = static_cast<uint16_t>(key.size());
+  return post_slot_message(peer, cts, key.data(), key.size());
+}
+
+Status Engine::handle_cts(int peer, const SlotHeader& header, const uint8_t* key) {
+  Request* send = request_at(header.sender_request);
+  if (send == nullptr || send->kind != Request::Kind::kSend || send->peer != peer || send->done ||
+      header.length > send->bytes || header.key_length > eager_limit_) {
+    // After a failure the send was already ended with the error: a late answer is expected.
+    if (some_peer_failed_ || some_group_unusable_) return RCC_SUCCESS;
+    return fail(RCC_ERR_TRANSPORT, "protocol error: unexpected clear-to-send from rank %d", peer);
+  }
+  if (header.length == 0) {
+    complete(send, RCC_SUCCESS);  // the receiver refused a truncated message
+    return RCC_SUCCESS;
+  }
+  RCC_RETURN_IF_ERROR(
+      transport_->import_key(peer, std::vector<uint8_t>(key, key + header.key_length), &send->remote_key));
+  peers_[static_cast<size_t>(peer)].pending_writes.push_back(
+      {send, header.target_addr, header.length, header.receiver_request});
+  return flush_pending(peer);
+}
+
+Status Engine::handle_fin(int peer, uint32_t request_index) {
+  RCC_TRACE("write finished by rank %d for receive %u", peer, request_index);
+  Request* receive = request_at(request_index);
+  if (receive == nullptr || receive->kind != Request::Kind::kRecv || receive->peer != peer || receive->done) {
+    if (some_peer_failed_ || some_group_unusable_) return RCC_SUCCESS;  // ended by the failure already
+    return fail(RCC_ERR_TRANSPORT, "protocol error: rank %d finished a write for an unknown receive", peer);
+  }
+  complete(receive, RCC_SUCCESS);
+  ++peers_[static_cast<size_t>(peer)].fins_consumed;
+  return send_credits(peer, false);
+}
+
+Status Engine::handle_write_done(uint64_t cookie) {
+  Request* send = request_at(cookie - 1);
+  if (send == nullptr || send->kind != Request::Kind::kSend) {
+    if (some_peer_failed_ || some_group_unusable_) return RCC_SUCCESS;  // ended by the failure already
+    return fail(RCC_ERR_INTERNAL, "write completion for an unknown request %llu",
+                static_cast<unsigned long long>(cookie));
+  }
+  complete(send, RCC_SUCCESS);
+  return RCC_SUCCESS;
+}
+
+}  // namespace rcc::p2p
