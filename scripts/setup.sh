@@ -15,6 +15,9 @@ packages=(
   linux-source-6.1 linux-headers-amd64 make gcc bc flex bison libelf-dev
   # benchmarks and the peers they are compared with
   perftest openmpi-bin libopenmpi-dev mpich libmpich-dev python3 libgloo-dev python3-matplotlib
+  # launchers, started for real by tests/launchers: PMIx (client library), Slurm with munge,
+  # OpenSSH's server, and torchrun (Debian's PyTorch, run with /usr/bin/python3)
+  libpmix-dev slurmctld slurmd slurm-client munge openssh-server python3-torch
 )
 if [ "${1:-}" = --print ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
 

@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "base/settings.h"
 #include "bootstrap/job.h"
+#include "bootstrap/store_rendezvous.h"
 #include "comm/comm.h"
 #include "comm/split.h"
 
@@ -54,13 +55,12 @@ extern "C" rcc_status_t rcc_comm_init(rcc_comm_t* comm) {
   RCC_RETURN_IF_ERROR(rcc::settings::check_all());  // before any rank talks to another
   rcc::bootstrap::JobInfo job;
   RCC_RETURN_IF_ERROR(rcc::bootstrap::detect_job(&job));
-  std::unique_ptr<rcc::bootstrap::StoreServer> server;
-  std::unique_ptr<rcc::bootstrap::StoreClient> store;
+  std::unique_ptr<rcc::bootstrap::Rendezvous> rendezvous;
   double timeout_s = 0;
   RCC_RETURN_IF_ERROR(bootstrap_timeout(&timeout_s));
-  RCC_RETURN_IF_ERROR(rcc::bootstrap::connect_job(&job, timeout_s, &server, &store));
+  RCC_RETURN_IF_ERROR(rcc::bootstrap::connect_job(&job, timeout_s, &rendezvous));
   rcc_comm* created = nullptr;
-  RCC_RETURN_IF_ERROR(rcc::create_comm(job, std::move(server), std::move(store), &created));
+  RCC_RETURN_IF_ERROR(rcc::create_comm(job, std::move(rendezvous), &created));
   *comm = created;
   return RCC_SUCCESS;
 }
@@ -99,7 +99,10 @@ extern "C" rcc_status_t rcc_comm_init_rank(rcc_comm_t* comm, rcc_unique_id_t id,
   RCC_RETURN_IF_ERROR(bootstrap_timeout(&timeout_s));
   RCC_RETURN_IF_ERROR(rcc::bootstrap::StoreClient::connect(job.store_address, job.secret, timeout_s, &store));
   rcc_comm* created = nullptr;
-  RCC_RETURN_IF_ERROR(rcc::create_comm(job, take_id_server(job.store_address, job.secret), std::move(store), &created));
+  auto rendezvous =
+      std::make_unique<rcc::bootstrap::StoreRendezvous>(take_id_server(job.store_address, job.secret), std::move(store),
+                                                        rank, size, rcc::bootstrap::StoreRendezvous::next_prefix());
+  RCC_RETURN_IF_ERROR(rcc::create_comm(job, std::move(rendezvous), &created));
   *comm = created;
   return RCC_SUCCESS;
 }

@@ -106,6 +106,16 @@ const std::vector<Setting>& table() {
       text_row("RCC_STORE_DIR", "",
                "Shared directory where rank 0 publishes the store address under Slurm/MPI launches (default: "
                "$HOME/.rcc)."),
+      choice_row("RCC_PMIX", "auto", "auto,0",
+                 "auto: when a PMIx server started the process (srun --mpi=pmix, Open MPI's mpirun), rank, size and "
+                 "the rendezvous come from it (no rank hosts a store); 0: ignore PMIx and use the launcher's "
+                 "variables (docs/launching.md)."),
+      integer_row("RCC_SLURM_PORT_BASE", "21000", 1024, 65535,
+                  "Under srun without PMIx, the step's first task hosts the rendezvous on a port derived from the job "
+                  "and step ids in [RCC_SLURM_PORT_BASE, RCC_SLURM_PORT_BASE + RCC_SLURM_PORT_COUNT), trying the next "
+                  "15 when one is taken."),
+      integer_row("RCC_SLURM_PORT_COUNT", "8192", 16, 64512,
+                  "How many ports the derived Slurm rendezvous port is chosen from (see RCC_SLURM_PORT_BASE)."),
       text_row("RCC_SOCKET_IFNAME", "",
                "Network interface whose address rank 0 publishes for the rendezvous (default: the first "
                "non-loopback up interface)."),

@@ -10,6 +10,10 @@
 #include "base/log.h"
 #include "base/settings.h"
 #include "bootstrap/job.h"
+#ifdef RCC_WITH_PMIX
+#include "bootstrap/pmix/pmix_rendezvous.h"
+#endif
+#include "bootstrap/slurm_store.h"
 #include "bootstrap/socket_util.h"
 
 namespace rcc::bootstrap {
@@ -88,33 +92,44 @@ std::string derived_secret(const std::string& key, int size, const std::string& 
   return text;
 }
 
-// Fills the rank/size fields for the launchers whose rank 0 hosts the store.
-Status finish_rank0_hosted(JobInfo* info) {
-  info->rank0_hosts_store = true;
+// RCC_JOB_SECRET, or one derived from what every rank of the job sees (`address` names where they
+// meet), which only keeps strangers' stray connections out: said once, at WARN, by rank 0.
+std::string job_secret(const JobInfo& info, const std::string& address, const char* public_values) {
+  if (settings::is_set("RCC_JOB_SECRET")) return settings::text("RCC_JOB_SECRET");
+  static std::once_flag warned;
+  if (info.rank == 0) {
+    std::call_once(warned, [public_values] {
+      RCC_WARN(
+          "RCC_JOB_SECRET is not set: the rendezvous secret is derived from public values (%s, the job id and "
+          "size), so anyone who can see those can join this job's rendezvous. Set RCC_JOB_SECRET to the same random "
+          "value on every rank (docs/security.md)",
+          public_values);
+    });
+  }
+  return derived_secret(job_key(), info.size, address);
+}
+
+// MASTER_ADDR and MASTER_PORT when both are set (*found), into info's store address and, when
+// the store is rcc's own (with_secret), its secret.
+Status master_address(JobInfo* info, bool with_secret, bool* found) {
   const char* master_addr = foreign_env("MASTER_ADDR");
   const char* master_port = foreign_env("MASTER_PORT");
-  if (master_addr != nullptr && master_port != nullptr) {
-    int port = 0;
-    RCC_RETURN_IF_ERROR(parse_count("MASTER_PORT", master_port, &port));
-    if (port < 1 || port > 65535) return fail(RCC_ERR_BOOTSTRAP, "MASTER_PORT=%d is not a port", port);
-    info->store_address = join_address(master_addr, port);
-    if (settings::is_set("RCC_JOB_SECRET")) {
-      info->secret = settings::text("RCC_JOB_SECRET");
-    } else {
-      info->secret = derived_secret(job_key(), info->size, info->store_address);
-      // Said once, by rank 0 (every rank would say the same).
-      static std::once_flag warned;
-      if (info->rank == 0) {
-        std::call_once(warned, [] {
-          RCC_WARN(
-              "RCC_JOB_SECRET is not set: the rendezvous secret is derived from public values (MASTER_ADDR, "
-              "MASTER_PORT, the job id and size), so anyone who can see those can join this job's rendezvous. Set "
-              "RCC_JOB_SECRET to the same random value on every rank (docs/security.md)");
-        });
-      }
-    }
-  }
+  *found = master_addr != nullptr && master_port != nullptr;
+  if (!*found) return RCC_SUCCESS;
+  int port = 0;
+  RCC_RETURN_IF_ERROR(parse_count("MASTER_PORT", master_port, &port));
+  if (port < 1 || port > 65535) return fail(RCC_ERR_BOOTSTRAP, "MASTER_PORT=%d is not a port", port);
+  info->store_address = join_address(master_addr, port);
+  if (with_secret) info->secret = job_secret(*info, info->store_address, "MASTER_ADDR, MASTER_PORT");
   return RCC_SUCCESS;
+}
+
+// For the launchers whose rank 0 hosts the store: at MASTER_ADDR:MASTER_PORT when set, else
+// published through RCC_STORE_DIR.
+Status finish_rank0_hosted(JobInfo* info) {
+  info->meeting = Meeting::kRank0Hosts;
+  bool found = false;
+  return master_address(info, true, &found);
 }
 
 Status detect_rccrun(JobInfo* info) {
@@ -134,7 +149,7 @@ Status detect_rccrun(JobInfo* info) {
   info->source = "rccrun";
   info->store_address = settings::text("RCC_STORE_ADDR");
   info->secret = settings::text("RCC_JOB_SECRET");
-  info->rank0_hosts_store = false;
+  info->meeting = Meeting::kDialStore;
   return validate(info, "RCC_RANK", "RCC_SIZE");
 }
 
@@ -150,7 +165,13 @@ Status detect_slurm(JobInfo* info) {
   if (info->local_size == 0) RCC_RETURN_IF_ERROR(optional_count("SLURM_NTASKS_PER_NODE", &info->local_size));
   info->source = "slurm";
   RCC_RETURN_IF_ERROR(validate(info, "SLURM_PROCID", "SLURM_NTASKS"));
-  return finish_rank0_hosted(info);
+  RCC_RETURN_IF_ERROR(finish_rank0_hosted(info));
+  // Without MASTER_ADDR, srun's tasks derive where to meet from the step (no shared directory).
+  if (info->store_address.empty() && slurm_step_address_known()) {
+    info->meeting = Meeting::kSlurmStep;
+    info->secret = job_secret(*info, "slurm-step", "SLURM_JOB_ID, SLURM_STEP_ID");
+  }
+  return RCC_SUCCESS;
 }
 
 Status detect_openmpi(JobInfo* info) {
@@ -185,6 +206,16 @@ Status detect_torchrun(JobInfo* info) {
   RCC_RETURN_IF_ERROR(optional_count("LOCAL_WORLD_SIZE", &info->local_size));
   info->source = "torchrun";
   RCC_RETURN_IF_ERROR(validate(info, "RANK", "WORLD_SIZE"));
+  // torchrun's static rendezvous: its agent already serves a TCPStore on MASTER_PORT, which torch's
+  // own workers join as clients (TORCHELASTIC_USE_AGENT_STORE); so does rcc. The secret of rcc's
+  // own connections then comes through that store (connect_job).
+  const char* agent_store = foreign_env("TORCHELASTIC_USE_AGENT_STORE");
+  if (agent_store != nullptr && std::strcmp(agent_store, "True") == 0) {
+    bool found = false;
+    RCC_RETURN_IF_ERROR(master_address(info, false, &found));
+    info->meeting = Meeting::kTorchAgent;
+    return RCC_SUCCESS;
+  }
   return finish_rank0_hosted(info);
 }
 }  // namespace
@@ -216,8 +247,18 @@ Status detect_job(JobInfo* info) {
   if (info == nullptr) return fail(RCC_ERR_INVALID_ARGUMENT, "detect_job: info is null");
   JobInfo found;
   Status status;
+  bool pmix = false;
+  std::string no_pmix = "this rcc was built without PMIx";
+  if (!settings::is_set("RCC_RANK")) {
+#ifdef RCC_WITH_PMIX
+    RCC_RETURN_IF_ERROR(detect_pmix(&found, &pmix, &no_pmix));
+#endif
+  }
   if (settings::is_set("RCC_RANK")) {
     status = detect_rccrun(&found);
+  } else if (pmix) {
+    found.meeting = Meeting::kPmix;
+    status = RCC_SUCCESS;
   } else if (foreign_env("SLURM_PROCID") && foreign_env("SLURM_NTASKS")) {
     status = detect_slurm(&found);
   } else if (foreign_env("OMPI_COMM_WORLD_RANK") && foreign_env("OMPI_COMM_WORLD_SIZE")) {
@@ -229,13 +270,16 @@ Status detect_job(JobInfo* info) {
   } else {
     return fail(RCC_ERR_BOOTSTRAP,
                 "cannot tell rank and size: none of the launcher variables is set. Looked for RCC_RANK, RCC_SIZE, "
-                "RCC_STORE_ADDR, RCC_JOB_SECRET (rccrun); SLURM_PROCID, SLURM_NTASKS (Slurm); OMPI_COMM_WORLD_RANK, "
+                "RCC_STORE_ADDR, RCC_JOB_SECRET (rccrun); PMIX_NAMESPACE, PMIX_RANK (a PMIx server: %s); SLURM_PROCID, "
+                "SLURM_NTASKS (Slurm); OMPI_COMM_WORLD_RANK, "
                 "OMPI_COMM_WORLD_SIZE (Open MPI); PMI_RANK, PMI_SIZE (MPICH/Hydra); RANK, WORLD_SIZE, MASTER_ADDR, "
-                "MASTER_PORT (torchrun). Start the program with rccrun -n N, or use rcc_get_unique_id");
+                "MASTER_PORT (torchrun). Start the program with rccrun -n N, or use rcc_get_unique_id",
+                no_pmix.c_str());
   }
   RCC_RETURN_IF_ERROR(status);
-  RCC_INFO("job: rank %d of %d (local %d of %d) from %s", found.rank, found.size, found.local_rank, found.local_size,
-           found.source.c_str());
+  RCC_INFO("job: rank %d of %d (local %d of %d) from %s%s%s", found.rank, found.size, found.local_rank,
+           found.local_size, found.source.c_str(), pmix || found.source == "rccrun" ? "" : "; not PMIx: ",
+           pmix || found.source == "rccrun" ? "" : no_pmix.c_str());
   *info = std::move(found);
   return RCC_SUCCESS;
 }

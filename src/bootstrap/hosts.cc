@@ -48,10 +48,9 @@ RankPlace HostMap::here() {
   return place;
 }
 
-Status HostMap::exchange(StoreClient& store, const std::string& prefix, int rank, int size, double timeout_s,
-                         HostMap* out) {
+Status HostMap::exchange(Exchange& exchange, double timeout_s, HostMap* out) {
   std::vector<std::vector<uint8_t>> all;
-  RCC_RETURN_IF_ERROR(allgather(store, prefix + "/hosts", rank, size, encode(here()), timeout_s, &all));
+  RCC_RETURN_IF_ERROR(exchange.allgather("hosts", encode(here()), timeout_s, &all));
   std::vector<RankPlace> places(all.size());
   for (size_t r = 0; r < all.size(); ++r) RCC_RETURN_IF_ERROR(decode(all[r], static_cast<int>(r), &places[r]));
   *out = of(std::move(places));

@@ -11,7 +11,7 @@
 
 #include "base/cpu.h"
 #include "base/status.h"
-#include "bootstrap/store.h"
+#include "bootstrap/exchange.h"
 
 namespace rcc::bootstrap {
 
@@ -26,9 +26,8 @@ class HostMap {
  public:
   // This process's entry.
   static RankPlace here();
-  // Every rank contributes here() through the store; the same map on every rank.
-  static Status exchange(StoreClient& store, const std::string& prefix, int rank, int size, double timeout_s,
-                         HostMap* out);
+  // Every rank contributes here() through the exchange; the same map on every rank.
+  static Status exchange(Exchange& exchange, double timeout_s, HostMap* out);
   static HostMap of(std::vector<RankPlace> places);
 
   int size() const { return static_cast<int>(places_.size()); }

@@ -60,27 +60,25 @@ LivenessMonitor::~LivenessMonitor() {
   }
 }
 
-Status LivenessMonitor::start(StoreClient& store, const std::string& key_prefix, int rank, int size,
-                              const std::string& secret, double timeout_s, FailureCallback on_failure,
-                              std::unique_ptr<LivenessMonitor>* out) {
-  std::unique_ptr<LivenessMonitor> monitor(new LivenessMonitor(rank, size, std::move(on_failure)));
+Status LivenessMonitor::start(Exchange& exchange, const std::string& secret, double timeout_s,
+                              FailureCallback on_failure, std::unique_ptr<LivenessMonitor>* out) {
+  std::unique_ptr<LivenessMonitor> monitor(
+      new LivenessMonitor(exchange.rank(), exchange.size(), std::move(on_failure)));
   if (::pipe2(monitor->wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) {
     return fail(RCC_ERR_INTERNAL, "liveness: pipe2 failed: %s", std::strerror(errno));
   }
-  RCC_RETURN_IF_ERROR(monitor->connect_mesh(store, key_prefix, secret, timeout_s));
+  RCC_RETURN_IF_ERROR(monitor->connect_mesh(exchange, secret, timeout_s));
   monitor->watcher_ = std::thread(&LivenessMonitor::watch, monitor.get());
   *out = std::move(monitor);
   return RCC_SUCCESS;
 }
 
-Status LivenessMonitor::connect_mesh(StoreClient& store, const std::string& key_prefix, const std::string& secret,
-                                     double timeout_s) {
+Status LivenessMonitor::connect_mesh(Exchange& exchange, const std::string& secret, double timeout_s) {
   int port = 0;
   RCC_RETURN_IF_ERROR(listen_tcp("0.0.0.0", 0, &listen_fd_, &port));
   const std::string mine = join_address(advertised_host(), port) + " " + host_name();
   std::vector<std::vector<uint8_t>> all;
-  RCC_RETURN_IF_ERROR(allgather(store, key_prefix + "/liveness", rank_, size_,
-                                std::vector<uint8_t>(mine.begin(), mine.end()), timeout_s, &all));
+  RCC_RETURN_IF_ERROR(exchange.allgather("liveness", std::vector<uint8_t>(mine.begin(), mine.end()), timeout_s, &all));
   std::vector<std::string> addresses(size_);
   for (int peer = 0; peer < size_; ++peer) {
     std::string text(all[peer].begin(), all[peer].end());

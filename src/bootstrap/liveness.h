@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "bootstrap/store.h"
+#include "bootstrap/exchange.h"
 
 namespace rcc::bootstrap {
 
@@ -19,17 +19,15 @@ class LivenessMonitor {
  public:
   using FailureCallback = std::function<void(int rank, const std::string& why)>;
 
-  // Listens, exchanges addresses through the store under key_prefix, connects the mesh (the lower
-  // rank dials), then watches it from a thread, calling on_failure once per dead peer.
-  static Status start(bootstrap::StoreClient& store, const std::string& key_prefix, int rank, int size,
-                      const std::string& secret, double timeout_s, FailureCallback on_failure,
+  // Listens, exchanges addresses through the exchange (its ranks are the job's), connects the mesh
+  // (the lower rank dials), then watches it from a thread, calling on_failure once per dead peer.
+  static Status start(Exchange& exchange, const std::string& secret, double timeout_s, FailureCallback on_failure,
                       std::unique_ptr<LivenessMonitor>* out);
   ~LivenessMonitor();  // says goodbye to every peer, stops the thread, closes the sockets
 
  private:
   LivenessMonitor(int rank, int size, FailureCallback on_failure);
-  Status connect_mesh(bootstrap::StoreClient& store, const std::string& key_prefix, const std::string& secret,
-                      double timeout_s);
+  Status connect_mesh(Exchange& exchange, const std::string& secret, double timeout_s);
   void watch();
 
   int rank_;

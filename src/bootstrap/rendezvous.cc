@@ -6,13 +6,20 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
 #include "base/log.h"
 #include "base/settings.h"
 #include "bootstrap/job.h"
+#include "bootstrap/slurm_store.h"
 #include "bootstrap/socket_util.h"
+#include "bootstrap/store_rendezvous.h"
+#include "bootstrap/torch_store.h"
+#ifdef RCC_WITH_PMIX
+#include "bootstrap/pmix/pmix_rendezvous.h"
+#endif
 
 namespace rcc::bootstrap {
 namespace {
@@ -130,18 +137,74 @@ Status connect_through_file(JobInfo* info, double timeout_s, std::unique_ptr<Sto
       info->rank, timeout_s, last_problem.c_str(), path.c_str());
 }
 
+// Under torchrun's agent store: keys of this run and restart only (the agent's store outlives a
+// restarted worker group), and the secret of rcc's own connections, drawn by rank 0 and handed out
+// through the store (which torch trusts whoever reaches).
+Status torch_agent_secret(JobInfo* info, StoreClient& store, double timeout_s, std::string* prefix) {
+  const char* run = std::getenv("TORCHELASTIC_RUN_ID");
+  const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  *prefix = "rcc/torchelastic-" + std::string(run != nullptr ? run : "none") + "." +
+            std::string(restart != nullptr ? restart : "0") + "/" + *prefix;
+  const std::string key = *prefix + "/secret";
+  std::vector<uint8_t> secret;
+  if (info->rank == 0) {
+    std::string drawn;
+    RCC_RETURN_IF_ERROR(make_secret(&drawn));
+    secret.assign(drawn.begin(), drawn.end());
+    // Read once by every other rank, then gone.
+    if (info->size > 1) RCC_RETURN_IF_ERROR(store.set_consumable(key, secret, static_cast<uint32_t>(info->size - 1)));
+  } else {
+    RCC_RETURN_IF_ERROR(store.get(key, timeout_s, &secret));
+  }
+  info->secret.assign(secret.begin(), secret.end());
+  return RCC_SUCCESS;
+}
+
 }  // namespace
 
-Status connect_job(JobInfo* info, double timeout_s, std::unique_ptr<StoreServer>* server,
-                   std::unique_ptr<StoreClient>* client) {
+Status connect_job(JobInfo* info, double timeout_s, std::unique_ptr<Rendezvous>* out) {
+  if (info == nullptr || out == nullptr)
+    return fail(RCC_ERR_INVALID_ARGUMENT, "connect_job: info and out must not be null");
+  if (info->meeting == Meeting::kPmix) {
+#ifdef RCC_WITH_PMIX
+    return connect_pmix(info, timeout_s, out);
+#else
+    return fail(RCC_ERR_INTERNAL, "connect_job: a PMIx job in an rcc built without PMIx");
+#endif
+  }
+  std::unique_ptr<StoreServer> server;
+  std::unique_ptr<StoreClient> client;
+  RCC_RETURN_IF_ERROR(connect_store(info, timeout_s, &server, &client));
+  std::string prefix = StoreRendezvous::next_prefix();
+  if (info->meeting == Meeting::kTorchAgent) {
+    RCC_RETURN_IF_ERROR(torch_agent_secret(info, *client, timeout_s, &prefix));
+  }
+  RCC_INFO("rank %d meets the others through %s", info->rank, client->describe().c_str());
+  *out = std::make_unique<StoreRendezvous>(std::move(server), std::move(client), info->rank, info->size, prefix);
+  return RCC_SUCCESS;
+}
+
+Status connect_store(JobInfo* info, double timeout_s, std::unique_ptr<StoreServer>* server,
+                     std::unique_ptr<StoreClient>* client) {
   if (info == nullptr || server == nullptr || client == nullptr) {
-    return fail(RCC_ERR_INVALID_ARGUMENT, "connect_job: info, server and client must not be null");
+    return fail(RCC_ERR_INVALID_ARGUMENT, "connect_store: info, server and client must not be null");
   }
   if (info->size < 1 || info->rank < 0 || info->rank >= info->size) {
-    return fail(RCC_ERR_INVALID_ARGUMENT, "connect_job: rank %d / size %d is not a valid job", info->rank, info->size);
+    return fail(RCC_ERR_INVALID_ARGUMENT, "connect_store: rank %d / size %d is not a valid job", info->rank,
+                info->size);
   }
-  if (!info->rank0_hosts_store || (info->rank != 0 && !info->store_address.empty())) {
-    if (info->store_address.empty()) return fail(RCC_ERR_INVALID_ARGUMENT, "connect_job: no store address");
+  switch (info->meeting) {
+    case Meeting::kPmix: return fail(RCC_ERR_INVALID_ARGUMENT, "connect_store: a PMIx job has no store");
+    case Meeting::kSlurmStep: return connect_slurm_store(*info, timeout_s, server, client);
+    case Meeting::kTorchAgent:
+      if (info->store_address.empty()) return fail(RCC_ERR_INVALID_ARGUMENT, "connect_store: no store address");
+      return connect_torch_store(info->store_address, timeout_s, client);
+    case Meeting::kDialStore:
+      if (info->store_address.empty()) return fail(RCC_ERR_INVALID_ARGUMENT, "connect_store: no store address");
+      return StoreClient::connect(info->store_address, info->secret, timeout_s, client);
+    case Meeting::kRank0Hosts: break;
+  }
+  if (info->rank != 0 && !info->store_address.empty()) {
     return StoreClient::connect(info->store_address, info->secret, timeout_s, client);
   }
   if (info->store_address.empty()) return connect_through_file(info, timeout_s, server, client);

@@ -35,7 +35,13 @@ class StoreClient {
   // Dials address ("host:port"), retrying until timeout_s (the server may start later).
   static Status connect(const std::string& address, const std::string& secret, double timeout_s,
                         std::unique_ptr<StoreClient>* out);
+  // One attempt: dial, present the secret (RCC_ERR_BOOTSTRAP when nothing listens or the server
+  // refuses the secret).
+  static Status connect_once(const std::string& address, const std::string& secret, double timeout_s,
+                             std::unique_ptr<StoreClient>* out);
   virtual ~StoreClient() = default;
+  // What it is, for messages ("the store at host:port").
+  virtual std::string describe() const = 0;
   virtual Status set(const std::string& key, const std::vector<uint8_t>& value) = 0;
   // Waits until key is set or timeout_s passes (RCC_ERR_TIMEOUT).
   virtual Status get(const std::string& key, double timeout_s, std::vector<uint8_t>* value) = 0;

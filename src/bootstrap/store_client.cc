@@ -33,6 +33,8 @@ class StoreClientImpl final : public StoreClient {
     return status;
   }
 
+  std::string describe() const override { return "the store at " + address_; }
+
   Status set(const std::string& key, const std::vector<uint8_t>& value) override {
     RCC_RETURN_IF_ERROR(check_key(key));
     if (value.size() > kMaxValueBytes) {
@@ -177,6 +179,22 @@ Status make_secret(std::string* secret) {
     text += kHex[b & 15];
   }
   *secret = text;
+  return RCC_SUCCESS;
+}
+
+Status StoreClient::connect_once(const std::string& address, const std::string& secret, double timeout_s,
+                                 std::unique_ptr<StoreClient>* out) {
+  if (out == nullptr) return fail(RCC_ERR_INVALID_ARGUMENT, "StoreClient::connect_once: out is null");
+  if (secret.empty()) return fail(RCC_ERR_INVALID_ARGUMENT, "store secret is empty");
+  std::string host;
+  int port = 0;
+  RCC_RETURN_IF_ERROR(split_address(address, "store address", &host, &port));
+  const Clock::time_point deadline = deadline_after(timeout_s);
+  int fd = -1;
+  RCC_RETURN_IF_ERROR(dial_tcp(host, port, deadline, &fd));
+  auto client = std::make_unique<StoreClientImpl>(fd, address);
+  RCC_RETURN_IF_ERROR(client->hello(secret, deadline));
+  *out = std::move(client);
   return RCC_SUCCESS;
 }
 

@@ -6,6 +6,7 @@
 
 #include "base/log.h"
 #include "base/settings.h"
+#include "comm/collective_exchange.h"
 #include "transport/transport.h"
 
 namespace rcc {
@@ -16,8 +17,6 @@ std::unordered_set<rcc_comm*>& live_comms() {
   static auto* comms = new std::unordered_set<rcc_comm*>;
   return *comms;
 }
-// Communicators made by one process are numbered so that their rendezvous keys never collide.
-std::atomic<uint64_t> g_comm_generation{0};
 
 }  // namespace
 
@@ -59,12 +58,12 @@ Status check_comm_slow(rcc_comm_t comm, const char* function) {
 
 namespace {
 
-// The communicator's segment, when its ranks share this host (collective over its ranks).
-Status make_segment(rcc_comm* comm) {
+// The communicator's segment, when its ranks share this host (collective over its ranks, who meet
+// through `exchange`).
+Status make_segment(rcc_comm* comm, bootstrap::Exchange& exchange) {
   JobConnections& job = *comm->job;
   shm::SegmentSetup segment;
-  segment.store = job.store.get();
-  segment.key_prefix = comm->key_prefix;
+  segment.exchange = &exchange;
   segment.rank = comm->rank;
   segment.size = comm->size;
   segment.timeout_s = job.bootstrap_timeout_s;
@@ -77,12 +76,18 @@ Status make_segment(rcc_comm* comm) {
   return shm::Segment::create(segment, &comm->shm);
 }
 
-// The parts every communicator has, once its job, group and keys are set.
-Status finish_comm(std::unique_ptr<rcc_comm> comm, rcc_comm** out) {
+// The parts every communicator has, once its job and group are set. Its ranks meet through
+// `exchange` (the job's rendezvous), or, when null, through the connections (CollectiveExchange).
+Status finish_comm(std::unique_ptr<rcc_comm> comm, bootstrap::Exchange* exchange, rcc_comm** out) {
   comm->engine = comm->job->engine.get();
   comm->user_context = p2p::user_context(comm->group->id());
   comm->timeout_s = comm->job->timeout_s;
-  RCC_RETURN_IF_ERROR(make_segment(comm.get()));
+  if (exchange != nullptr) {
+    RCC_RETURN_IF_ERROR(make_segment(comm.get(), *exchange));
+  } else {
+    CollectiveExchange over_connections(*comm);
+    RCC_RETURN_IF_ERROR(make_segment(comm.get(), over_connections));
+  }
   comm->executor = std::make_unique<Executor>();
   {
     std::lock_guard<std::mutex> guard(comm->job->comms_mutex);
@@ -95,8 +100,7 @@ Status finish_comm(std::unique_ptr<rcc_comm> comm, rcc_comm** out) {
 
 }  // namespace
 
-Status create_comm(const bootstrap::JobInfo& info, std::unique_ptr<bootstrap::StoreServer> server,
-                   std::unique_ptr<bootstrap::StoreClient> store, rcc_comm** out) {
+Status create_comm(const bootstrap::JobInfo& info, std::unique_ptr<bootstrap::Rendezvous> rendezvous, rcc_comm** out) {
   log::set_rank(info.rank);
   auto shared = std::make_shared<JobConnections>();
   JobConnections& job = *shared;
@@ -108,17 +112,13 @@ Status create_comm(const bootstrap::JobInfo& info, std::unique_ptr<bootstrap::St
   job.size = info.size;
   job.timeout_s = static_cast<double>(timeout);
   job.bootstrap_timeout_s = static_cast<double>(bootstrap_timeout);
-  job.store_server = std::move(server);
-  job.store = std::move(store);
-  job.key_prefix = "rcc/comm" + std::to_string(g_comm_generation.fetch_add(1));
-  const std::string& prefix = job.key_prefix;
+  job.rendezvous = std::move(rendezvous);
+  bootstrap::Rendezvous& meet = *job.rendezvous;
 
-  RCC_RETURN_IF_ERROR(
-      bootstrap::HostMap::exchange(*job.store, prefix, info.rank, info.size, job.bootstrap_timeout_s, &job.hosts));
+  RCC_RETURN_IF_ERROR(bootstrap::HostMap::exchange(meet, job.bootstrap_timeout_s, &job.hosts));
   const bool crowded = job.hosts.crowded(job.hosts.host_of(info.rank));
   RCC_RETURN_IF_ERROR(WaitPolicy::from_settings(crowded, &job.wait));
-  RCC_RETURN_IF_ERROR(
-      shm::Presence::create(*job.store, prefix, info.rank, job.hosts, job.bootstrap_timeout_s, &job.presence));
+  RCC_RETURN_IF_ERROR(shm::Presence::create(meet, job.hosts, job.bootstrap_timeout_s, &job.presence));
   job.wait.neighbours = job.presence.get();
   job.wait.rank = info.rank;
   RCC_INFO("rank %d runs on CPUs %s of %s; %zu rank(s) on this host%s", info.rank,
@@ -138,29 +138,27 @@ Status create_comm(const bootstrap::JobInfo& info, std::unique_ptr<bootstrap::St
   options.max_notifies_per_peer = 4 * static_cast<int>(eager_slots);
   std::unique_ptr<transport::Transport> transport;
   RCC_RETURN_IF_ERROR(transport::create_transport(options, &transport));
-  RCC_RETURN_IF_ERROR(p2p::Engine::create(std::move(transport), *job.store, prefix, info.rank, info.size,
-                                          job.bootstrap_timeout_s, &job.engine));
+  RCC_RETURN_IF_ERROR(p2p::Engine::create(std::move(transport), meet, job.bootstrap_timeout_s, &job.engine));
   job.engine->set_wait_policy(job.wait);
   p2p::Engine* engine = job.engine.get();
   RCC_RETURN_IF_ERROR(bootstrap::LivenessMonitor::start(
-      *job.store, prefix, info.rank, info.size, info.secret, job.bootstrap_timeout_s,
+      meet, info.secret, job.bootstrap_timeout_s,
       [engine](int peer, const std::string& why) { engine->peer_failed(peer, why); }, &job.liveness));
 
   auto comm = std::make_unique<rcc_comm>();
   comm->rank = info.rank;
   comm->size = info.size;
-  comm->key_prefix = prefix;
   comm->job = std::move(shared);
   comm->group = &engine->world_group();
   comm->hosts = comm->job->hosts;
-  RCC_RETURN_IF_ERROR(finish_comm(std::move(comm), out));
-  RCC_INFO("communicator ready: rank %d of %d (%s), transport %s%s", info.rank, info.size, info.source.c_str(),
-           engine->transport_name(), (*out)->shm ? ", collectives through shared memory" : "");
+  RCC_RETURN_IF_ERROR(finish_comm(std::move(comm), &meet, out));
+  RCC_INFO("communicator ready: rank %d of %d (%s, rendezvous through %s), transport %s%s", info.rank, info.size,
+           info.source.c_str(), meet.describe().c_str(), engine->transport_name(),
+           (*out)->shm ? ", collectives through shared memory" : "");
   return RCC_SUCCESS;
 }
 
-Status create_sub_comm(const rcc_comm& parent, uint32_t id, std::vector<int> members, const std::string& key_prefix,
-                       rcc_comm** out) {
+Status create_sub_comm(const rcc_comm& parent, uint32_t id, std::vector<int> members, rcc_comm** out) {
   JobConnections& job = *parent.job;
   const int size = static_cast<int>(members.size());
   const auto me = std::find(members.begin(), members.end(), job.rank);
@@ -168,14 +166,13 @@ Status create_sub_comm(const rcc_comm& parent, uint32_t id, std::vector<int> mem
   auto comm = std::make_unique<rcc_comm>();
   comm->rank = static_cast<int>(me - members.begin());
   comm->size = size;
-  comm->key_prefix = key_prefix;
   comm->job = parent.job;
   comm->hosts = job.hosts.subset(members);
   comm->group = job.engine->add_group(id, std::move(members));
   if (job.presence != nullptr) comm->neighbours = std::make_unique<GroupNeighbours>(*job.presence, *comm->group);
   rcc_comm* raw = comm.get();
   p2p::Group* group = comm->group;
-  Status status = finish_comm(std::move(comm), out);
+  Status status = finish_comm(std::move(comm), nullptr, out);
   if (status != RCC_SUCCESS) {  // finish_comm freed the communicator
     job.engine->remove_group(group);
     return status;

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "base/fast_tls.h"
+#include "bootstrap/exchange.h"
 #include "bootstrap/hosts.h"
 #include "bootstrap/job.h"
 #include "bootstrap/liveness.h"
-#include "bootstrap/store.h"
 #include "collectives/collective.h"
 #include "comm/executor.h"
 #include "p2p/engine.h"
@@ -22,18 +22,16 @@
 namespace rcc {
 
 // What every communicator of one job (one rcc_comm_init or rcc_comm_init_rank) shares: the
-// rendezvous store, where the ranks run, the p2p engine with its connections, and the liveness
+// rendezvous, where the ranks run, the p2p engine with its connections, and the liveness
 // watcher. Sub-communicators make none of these again. Members are declared in the order they are
 // built, so they are destroyed in reverse; the last communicator to go meets the other ranks
 // first (teardown.cc).
 struct JobConnections {
   int rank = -1;  // in the job
   int size = 0;
-  double timeout_s = 60;                                 // RCC_TIMEOUT, read once at creation
-  double bootstrap_timeout_s = 60;                       // RCC_BOOTSTRAP_TIMEOUT
-  std::string key_prefix;                                // the job's keys in the rendezvous store
-  std::unique_ptr<bootstrap::StoreServer> store_server;  // on the rank hosting the rendezvous
-  std::unique_ptr<bootstrap::StoreClient> store;
+  double timeout_s = 60;            // RCC_TIMEOUT, read once at creation
+  double bootstrap_timeout_s = 60;  // RCC_BOOTSTRAP_TIMEOUT
+  std::unique_ptr<bootstrap::Rendezvous> rendezvous;
   bootstrap::HostMap hosts;
   std::unique_ptr<shm::Presence> presence;  // this host's board (null when it cannot be made)
   WaitPolicy wait;                          // refers to presence
@@ -67,9 +65,7 @@ struct rcc_comm {
   int rank = -1;
   int size = 0;
   double timeout_s = 60;             // RCC_TIMEOUT
-  std::string key_prefix;            // this communicator's keys in the rendezvous store
   uint64_t collective_sequence = 0;  // numbers collectives; tags of their messages carry it
-  uint64_t splits = 0;               // numbers the splits made from it (their keys)
   std::atomic<bool> aborted{false};
   std::shared_ptr<rcc::JobConnections> job;
   rcc::p2p::Engine* engine = nullptr;                // the job's
@@ -99,14 +95,12 @@ struct rcc_request {
 
 namespace rcc {
 
-// Builds a communicator once rank, size and the store are known (all init paths end here).
-Status create_comm(const bootstrap::JobInfo& job, std::unique_ptr<bootstrap::StoreServer> server,
-                   std::unique_ptr<bootstrap::StoreClient> store, rcc_comm** out);
+// Builds a communicator once rank, size and the rendezvous are known (all init paths end here).
+Status create_comm(const bootstrap::JobInfo& job, std::unique_ptr<bootstrap::Rendezvous> rendezvous, rcc_comm** out);
 // A communicator of the job's ranks `members` (this rank among them) in group `id` of the engine,
-// sharing parent's connections: its own keys under key_prefix and, when its ranks share this host,
-// its own shared-memory segment. Collective over the members.
-Status create_sub_comm(const rcc_comm& parent, uint32_t id, std::vector<int> members, const std::string& key_prefix,
-                       rcc_comm** out);
+// sharing parent's connections and, when its ranks share this host, with its own shared-memory
+// segment (set up over those connections). Collective over the members.
+Status create_sub_comm(const rcc_comm& parent, uint32_t id, std::vector<int> members, rcc_comm** out);
 // rcc_comm_destroy: meets the other ranks (unless the communicator is broken), then frees it.
 Status destroy_comm(rcc_comm* comm);
 // rcc_comm_abort: every pending and later call fails with RCC_ERR_ABORTED; never blocks on peers.

@@ -26,7 +26,6 @@ Status split_comm(rcc_comm* parent, int color, int key, rcc_comm** out) {
   int64_t id = 0;
   for (int r = 0; r < parent->size; ++r) id = std::max(id, all[3 * static_cast<size_t>(r) + 2]);
   if (id > INT32_MAX) return fail(RCC_ERR_NO_MEMORY, "rcc_comm_split: this job has used up its 2^31 communicator ids");
-  const uint64_t split = parent->splits++;
   if (color == RCC_UNDEFINED) {
     parent->engine->reserve_group_id(static_cast<uint32_t>(id));
     *out = nullptr;
@@ -43,8 +42,7 @@ Status split_comm(rcc_comm* parent, int color, int key, rcc_comm** out) {
   std::vector<int> members;
   members.reserve(parent_ranks.size());
   for (int r : parent_ranks) members.push_back(parent->job_rank(r));
-  const std::string prefix = parent->key_prefix + "/split" + std::to_string(split) + "." + std::to_string(color);
-  return create_sub_comm(*parent, static_cast<uint32_t>(id), std::move(members), prefix, out);
+  return create_sub_comm(*parent, static_cast<uint32_t>(id), std::move(members), out);
 }
 
 }  // namespace rcc

@@ -24,7 +24,7 @@
 #include "base/health.h"
 #include "base/status.h"
 #include "base/wait.h"
-#include "bootstrap/store.h"
+#include "bootstrap/exchange.h"
 #include "p2p/eager.h"
 #include "p2p/group.h"
 #include "p2p/matching.h"
@@ -39,10 +39,8 @@ namespace rcc::p2p {
 class Engine final {
  public:
   // Connects the full mesh: exchanges transport addresses, slot areas and credit areas through the
-  // store, under keys starting with key_prefix (one per job). Group 0 (world_group()) holds every
-  // rank.
-  static Status create(std::unique_ptr<transport::Transport> transport, bootstrap::StoreClient& store,
-                       const std::string& key_prefix, int rank, int size, double timeout_s,
+  // job's exchange (its ranks are the engine's). Group 0 (world_group()) holds every rank.
+  static Status create(std::unique_ptr<transport::Transport> transport, bootstrap::Exchange& exchange, double timeout_s,
                        std::unique_ptr<Engine>* out);
   ~Engine();
 
@@ -110,7 +108,7 @@ class Engine final {
  private:
   Engine(std::unique_ptr<transport::Transport> transport, int rank, int size);
   // setup.cc
-  Status connect(bootstrap::StoreClient& store, const std::string& key_prefix, double timeout_s);
+  Status connect(bootstrap::Exchange& exchange, double timeout_s);
   Status read_settings();
 
   // engine.cc: requests and the calls' bodies.

@@ -47,12 +47,11 @@ Engine::~Engine() {
   for (Request* request : requests_) delete request;
 }
 
-Status Engine::create(std::unique_ptr<transport::Transport> transport, bootstrap::StoreClient& store,
-                      const std::string& key_prefix, int rank, int size, double timeout_s,
+Status Engine::create(std::unique_ptr<transport::Transport> transport, bootstrap::Exchange& exchange, double timeout_s,
                       std::unique_ptr<Engine>* out) {
-  std::unique_ptr<Engine> engine(new Engine(std::move(transport), rank, size));
+  std::unique_ptr<Engine> engine(new Engine(std::move(transport), exchange.rank(), exchange.size()));
   RCC_RETURN_IF_ERROR(engine->read_settings());
-  RCC_RETURN_IF_ERROR(engine->connect(store, key_prefix, timeout_s));
+  RCC_RETURN_IF_ERROR(engine->connect(exchange, timeout_s));
   *out = std::move(engine);
   return RCC_SUCCESS;
 }
@@ -76,7 +75,7 @@ Status Engine::read_settings() {
   return RCC_SUCCESS;
 }
 
-Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_prefix, double timeout_s) {
+Status Engine::connect(bootstrap::Exchange& exchange, double timeout_s) {
   const size_t area_bytes = static_cast<size_t>(size_) * slots_ * slot_bytes_;
   recv_area_.assign(area_bytes, 0);
   send_area_.assign(area_bytes, 0);
@@ -94,8 +93,7 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
   std::vector<uint8_t> address;
   RCC_RETURN_IF_ERROR(transport_->local_address(&address));
   std::vector<std::vector<uint8_t>> addresses;
-  RCC_RETURN_IF_ERROR(
-      bootstrap::allgather(store, key_prefix + "/transport", rank_, size_, address, timeout_s, &addresses));
+  RCC_RETURN_IF_ERROR(exchange.allgather("transport", address, timeout_s, &addresses));
   RCC_RETURN_IF_ERROR(transport_->connect_all(addresses));
 
   std::vector<uint8_t> recv_key, credit_key;
@@ -115,7 +113,7 @@ Status Engine::connect(bootstrap::StoreClient& store, const std::string& key_pre
   std::copy(credit_key.begin(), credit_key.end(),
             blob.begin() + static_cast<std::ptrdiff_t>(sizeof mine + recv_key.size()));
   std::vector<std::vector<uint8_t>> areas;
-  RCC_RETURN_IF_ERROR(bootstrap::allgather(store, key_prefix + "/areas", rank_, size_, blob, timeout_s, &areas));
+  RCC_RETURN_IF_ERROR(exchange.allgather("areas", blob, timeout_s, &areas));
 
   for (int peer = 0; peer < size_; ++peer) {
     if (peer == rank_) continue;

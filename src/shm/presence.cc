@@ -21,14 +21,13 @@ std::vector<uint8_t> bytes_of(const std::string& text) { return std::vector<uint
 
 }  // namespace
 
-Status Presence::create(bootstrap::StoreClient& store, const std::string& key_prefix, int rank,
-                        const bootstrap::HostMap& hosts, double timeout_s, std::unique_ptr<Presence>* out) {
-  const int size = hosts.size();
+Status Presence::create(bootstrap::Exchange& exchange, const bootstrap::HostMap& hosts, double timeout_s,
+                        std::unique_ptr<Presence>* out) {
+  const int rank = exchange.rank();
   const int host = hosts.host_of(rank);
   const std::vector<int>& mine = hosts.ranks_on(host);
   const size_t bytes = sizeof(Line) * mine.size();
   const bool creator = mine.front() == rank;
-  const std::string prefix = key_prefix + "/presence";
 
   // 1. Each host's lowest rank creates the board and publishes its name.
   PendingMapping pending;
@@ -47,7 +46,7 @@ Status Presence::create(bootstrap::StoreClient& store, const std::string& key_pr
     }
   }
   std::vector<std::vector<uint8_t>> names;
-  RCC_RETURN_IF_ERROR(bootstrap::allgather(store, prefix + "/name", rank, size, bytes_of(name), timeout_s, &names));
+  RCC_RETURN_IF_ERROR(exchange.allgather("presence/name", bytes_of(name), timeout_s, &names));
   if (!creator) {
     name.assign(names[static_cast<size_t>(mine.front())].begin(), names[static_cast<size_t>(mine.front())].end());
     void* mapping = nullptr;
@@ -55,8 +54,8 @@ Status Presence::create(bootstrap::StoreClient& store, const std::string& key_pr
   }
   // 2. Everyone mapped it (or not); then the names go.
   std::vector<std::vector<uint8_t>> opened;
-  RCC_RETURN_IF_ERROR(bootstrap::allgather(store, prefix + "/opened", rank, size,
-                                           bytes_of(pending.mapping != nullptr ? "1" : "0"), timeout_s, &opened));
+  RCC_RETURN_IF_ERROR(
+      exchange.allgather("presence/opened", bytes_of(pending.mapping != nullptr ? "1" : "0"), timeout_s, &opened));
   if (!pending.name.empty()) {
     shm_unlink(pending.name.c_str());
     pending.name.clear();
@@ -68,7 +67,7 @@ Status Presence::create(bootstrap::StoreClient& store, const std::string& key_pr
     return RCC_SUCCESS;
   }
   std::unique_ptr<Presence> presence(new Presence());
-  presence->local_index_.assign(static_cast<size_t>(size), -1);
+  presence->local_index_.assign(static_cast<size_t>(hosts.size()), -1);
   for (size_t i = 0; i < mine.size(); ++i) presence->local_index_[static_cast<size_t>(mine[i])] = static_cast<int>(i);
   presence->mapping_ = pending.mapping;
   presence->bytes_ = bytes;

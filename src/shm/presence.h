@@ -12,8 +12,8 @@
 
 #include "base/status.h"
 #include "base/wait.h"
+#include "bootstrap/exchange.h"
 #include "bootstrap/hosts.h"
-#include "bootstrap/store.h"
 
 namespace rcc::shm {
 
@@ -21,8 +21,8 @@ class Presence final : public CpuNeighbours {
  public:
   // Collective: the lowest rank of every host creates its host's board, the others map it. *out
   // stays null when the board cannot be made (no usable /dev/shm): waits then know only crowding.
-  static Status create(bootstrap::StoreClient& store, const std::string& key_prefix, int rank,
-                       const bootstrap::HostMap& hosts, double timeout_s, std::unique_ptr<Presence>* out);
+  static Status create(bootstrap::Exchange& exchange, const bootstrap::HostMap& hosts, double timeout_s,
+                       std::unique_ptr<Presence>* out);
   ~Presence() override;
   Presence(const Presence&) = delete;
   Presence& operator=(const Presence&) = delete;

@@ -81,7 +81,7 @@ size_t cross_memory_bytes(const std::vector<RankProcess>& processes, int rank, i
 }  // namespace
 
 Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out) {
-  bootstrap::StoreClient& store = *setup.store;
+  bootstrap::Exchange& exchange = *setup.exchange;
   const int rank = setup.rank, size = setup.size;
   const double timeout_s = setup.timeout_s;
   std::string mode;
@@ -95,7 +95,6 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
     RCC_RETURN_IF_ERROR(settings::integer("RCC_SHM_CMA_BYTES", &cma_setting));
   }
   const bool required = mode == "1";
-  const std::string prefix = setup.key_prefix + "/shm";
 
   // 1. Does every rank want it, and is every rank on this host? Every rank joins this exchange
   // whatever its RCC_SHM, so a rank with a different value makes the others go without (or fail,
@@ -110,8 +109,7 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
   std::snprintf(entry_text, sizeof entry_text, "%c %p %llx", my_mode, static_cast<void*>(probe_word.get()),
                 static_cast<unsigned long long>(*probe_word));
   std::vector<std::vector<uint8_t>> entries;
-  RCC_RETURN_IF_ERROR(
-      bootstrap::allgather(store, prefix + "/probe", rank, size, bytes_of(entry_text), timeout_s, &entries));
+  RCC_RETURN_IF_ERROR(exchange.allgather("shm/probe", bytes_of(entry_text), timeout_s, &entries));
   if (!valid) {  // decided before the exchange, reported after it (the others are not left waiting)
     set_last_error(invalid_message);
     return settings_status;
@@ -177,9 +175,8 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
   std::vector<std::vector<uint8_t>> names;
   char nonce_text[17];
   std::snprintf(nonce_text, sizeof nonce_text, "%016llx", static_cast<unsigned long long>(nonce));
-  RCC_RETURN_IF_ERROR(bootstrap::allgather(store, prefix + "/name", rank, size,
-                                           bytes_of(rank == 0 ? name + ' ' + nonce_text : std::string()), timeout_s,
-                                           &names));
+  RCC_RETURN_IF_ERROR(
+      exchange.allgather("shm/name", bytes_of(rank == 0 ? name + ' ' + nonce_text : std::string()), timeout_s, &names));
   if (rank != 0) {
     const std::string published = text_of(names[0]);
     const size_t space = published.find(' ');
@@ -199,9 +196,8 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
   // 3. Everyone mapped it (or says why not), and says from what size it reads across processes;
   // then the name goes, the mapping stays.
   std::vector<std::vector<uint8_t>> opened;
-  RCC_RETURN_IF_ERROR(bootstrap::allgather(store, prefix + "/opened", rank, size,
-                                           bytes_of(std::to_string(cma_bytes) + ' ' + (mapping ? "" : "x" + why)),
-                                           timeout_s, &opened));
+  RCC_RETURN_IF_ERROR(exchange.allgather(
+      "shm/opened", bytes_of(std::to_string(cma_bytes) + ' ' + (mapping ? "" : "x" + why)), timeout_s, &opened));
   if (!pending.name.empty()) {
     shm_unlink(pending.name.c_str());
     pending.name.clear();

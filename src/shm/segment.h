@@ -22,8 +22,8 @@
 #include "base/health.h"
 #include "base/status.h"
 #include "base/wait.h"
+#include "bootstrap/exchange.h"
 #include "bootstrap/hosts.h"
-#include "bootstrap/store.h"
 
 namespace rcc::shm {
 
@@ -33,8 +33,7 @@ struct StepControl;
 // What a segment is made from: the communicator's ranks, where they run, how to meet and how to
 // wait, and who says whether the peers are still alive.
 struct SegmentSetup {
-  bootstrap::StoreClient* store = nullptr;  // for the set-up exchanges, under key_prefix
-  std::string key_prefix;
+  bootstrap::Exchange* exchange = nullptr;  // for the set-up exchanges; its ranks are the segment's
   int rank = 0;
   int size = 1;
   double timeout_s = 60;     // RCC_BOOTSTRAP_TIMEOUT: the set-up exchanges

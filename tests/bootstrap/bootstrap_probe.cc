@@ -28,9 +28,9 @@ int main() {
   const double timeout = static_cast<double>(timeout_setting);
   std::unique_ptr<rcc::bootstrap::StoreServer> server;
   std::unique_ptr<rcc::bootstrap::StoreClient> client;
-  if (rcc::bootstrap::connect_job(&job, timeout, &server, &client) != RCC_SUCCESS)
-    return failed(job.rank, "connect_job");
-  if ((job.rank == 0) != (server != nullptr) && job.rank0_hosts_store) {
+  if (rcc::bootstrap::connect_store(&job, timeout, &server, &client) != RCC_SUCCESS)
+    return failed(job.rank, "connect_store");
+  if ((job.rank == 0) != (server != nullptr) && job.meeting == rcc::bootstrap::Meeting::kRank0Hosts) {
     std::fprintf(stderr, "probe rank %d: FAILED: store hosted by the wrong rank\n", job.rank);
     return 1;
   }

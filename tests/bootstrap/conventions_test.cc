@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,24 +25,11 @@ namespace {
 
 using Env = std::map<std::string, std::string>;
 
-const char* kStripped[] = {"RCC_RANK",
-                           "RCC_SIZE",
-                           "RCC_LOCAL_RANK",
-                           "RCC_LOCAL_SIZE",
-                           "RCC_STORE_ADDR",
-                           "RCC_JOB_SECRET",
-                           "RCC_JOB_ID",
-                           "RCC_STORE_DIR",
-                           "SLURM_",
-                           "OMPI_",
-                           "PMI_",
-                           "PMIX_",
-                           "MPI_LOCAL",
-                           "RANK=",
-                           "WORLD_SIZE=",
-                           "LOCAL_RANK=",
-                           "LOCAL_WORLD_SIZE=",
-                           "MASTER_"};
+const char* kStripped[] = {"RCC_RANK",       "RCC_SIZE",       "RCC_LOCAL_RANK",    "RCC_LOCAL_SIZE",
+                           "RCC_STORE_ADDR", "RCC_JOB_SECRET", "RCC_JOB_ID",        "RCC_STORE_DIR",
+                           "SLURM_",         "SLURMD_",        "TORCHELASTIC_",     "OMPI_",
+                           "PMI_",           "PMIX_",          "MPI_LOCAL",         "RANK=",
+                           "WORLD_SIZE=",    "LOCAL_RANK=",    "LOCAL_WORLD_SIZE=", "MASTER_"};
 
 struct Result {
   int status = -1;
@@ -150,6 +138,32 @@ TEST_F(ConventionsTest, Slurm) {
   EXPECT_NE(results[2].output.find("local 2/3"), std::string::npos) << results[2].output;
   // Rank 0 removed its published address when it finished.
   EXPECT_NE(access((dir_ + "/store/rcc-slurm-" + job + ".0").c_str(), F_OK), 0);
+}
+
+TEST_F(ConventionsTest, SlurmStepMeetsWithoutASharedDirectory) {
+  // What srun --mpi=none sets: the step's node list and each task's node name. The first task of
+  // the first node hosts the store on a port derived from the job and step; nothing is written to
+  // a shared directory (HOME is empty and must stay so).
+  const int n = 3;
+  std::vector<Env> ranks;
+  for (int r = 0; r < n; ++r)
+    ranks.push_back({{"SLURM_PROCID", std::to_string(r)}, {"SLURM_LOCALID", std::to_string(r)}});
+  const std::string home = dir_ + "/home";
+  ASSERT_EQ(mkdir(home.c_str(), 0700), 0);
+  auto results = run({{"SLURM_NTASKS", std::to_string(n)},
+                      {"SLURM_JOB_ID", "5" + std::to_string(getpid())},
+                      {"SLURM_STEP_ID", "0"},
+                      {"SLURM_STEP_NODELIST", "localhost"},
+                      {"SLURMD_NODENAME", "localhost"},
+                      {"SLURM_STEP_TASKS_PER_NODE", "3"},
+                      {"HOME", home},
+                      {"RCC_DEBUG", "INFO"}},
+                     ranks);
+  expect_all_ok(results, "slurm");
+  EXPECT_NE(results[0].output.find("hosts the step's rendezvous at localhost:"), std::string::npos)
+      << results[0].output;
+  EXPECT_NE(results[2].output.find("the step's rendezvous is at localhost:"), std::string::npos) << results[2].output;
+  EXPECT_NE(access((home + "/.rcc").c_str(), F_OK), 0) << "something was written to HOME";
 }
 
 TEST_F(ConventionsTest, OpenMpi) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "bootstrap/job.h"
+#include "bootstrap/slurm_store.h"
 
 namespace rcc::bootstrap {
 namespace {
@@ -25,6 +26,12 @@ const char* kLauncherVariables[] = {"RCC_RANK",
                                     "SLURM_NTASKS_PER_NODE",
                                     "SLURM_JOB_ID",
                                     "SLURM_STEP_ID",
+                                    "SLURM_STEP_NODELIST",
+                                    "SLURM_JOB_NODELIST",
+                                    "SLURMD_NODENAME",
+                                    "PMIX_NAMESPACE",
+                                    "PMIX_RANK",
+                                    "TORCHELASTIC_USE_AGENT_STORE",
                                     "OMPI_COMM_WORLD_RANK",
                                     "OMPI_COMM_WORLD_SIZE",
                                     "OMPI_COMM_WORLD_LOCAL_RANK",
@@ -52,8 +59,8 @@ class JobTest : public ::testing::Test {
 TEST_F(JobTest, NothingSetListsEveryVariable) {
   JobInfo info;
   EXPECT_EQ(detect_job(&info), RCC_ERR_BOOTSTRAP);
-  for (const char* name :
-       {"RCC_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "WORLD_SIZE", "MASTER_ADDR"}) {
+  for (const char* name : {"RCC_RANK", "PMIX_NAMESPACE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                           "WORLD_SIZE", "MASTER_ADDR"}) {
     EXPECT_NE(last_error().find(name), std::string::npos) << name << ": " << last_error();
   }
   EXPECT_EQ(info.rank, -1);  // untouched on failure
@@ -75,7 +82,7 @@ TEST_F(JobTest, Rccrun) {
   EXPECT_EQ(info.local_size, 2);
   EXPECT_EQ(info.store_address, "10.0.0.1:1234");
   EXPECT_EQ(info.secret, "s3cret");
-  EXPECT_FALSE(info.rank0_hosts_store);
+  EXPECT_EQ(info.meeting, rcc::bootstrap::Meeting::kDialStore);
   unsetenv("RCC_JOB_SECRET");
   EXPECT_EQ(detect_job(&info), RCC_ERR_BOOTSTRAP);
   EXPECT_NE(last_error().find("RCC_JOB_SECRET"), std::string::npos) << last_error();
@@ -112,8 +119,58 @@ TEST_F(JobTest, SlurmWithTasksPerNode) {
   EXPECT_EQ(info.size, 8);
   EXPECT_EQ(info.local_rank, 0);
   EXPECT_EQ(info.local_size, 1);
-  EXPECT_TRUE(info.rank0_hosts_store);
-  EXPECT_TRUE(info.store_address.empty());  // published by rank 0 through a file
+  EXPECT_EQ(info.meeting, rcc::bootstrap::Meeting::kRank0Hosts);
+  EXPECT_TRUE(info.store_address.empty());  // published by rank 0 through a file: no node list to derive it from
+}
+
+TEST_F(JobTest, SlurmStepDerivesWhereToMeet) {
+  setenv("SLURM_PROCID", "1", 1);
+  setenv("SLURM_NTASKS", "4", 1);
+  setenv("SLURM_LOCALID", "1", 1);
+  setenv("SLURM_JOB_ID", "77", 1);
+  setenv("SLURM_STEP_ID", "0", 1);
+  setenv("SLURM_STEP_NODELIST", "rccnode[1-2]", 1);
+  setenv("SLURMD_NODENAME", "rccnode1", 1);
+  JobInfo info;
+  ASSERT_EQ(detect_job(&info), RCC_SUCCESS) << last_error();
+  EXPECT_EQ(info.source, "slurm");
+  EXPECT_EQ(info.meeting, rcc::bootstrap::Meeting::kSlurmStep);
+  EXPECT_FALSE(info.secret.empty());
+  // MASTER_ADDR and MASTER_PORT, when the user sets them, win.
+  setenv("MASTER_ADDR", "10.1.2.3", 1);
+  setenv("MASTER_PORT", "4567", 1);
+  ASSERT_EQ(detect_job(&info), RCC_SUCCESS) << last_error();
+  EXPECT_EQ(info.meeting, rcc::bootstrap::Meeting::kRank0Hosts);
+  EXPECT_EQ(info.store_address, "10.1.2.3:4567");
+}
+
+TEST_F(JobTest, SlurmFirstHost) {
+  using rcc::bootstrap::slurm_first_host;
+  EXPECT_EQ(slurm_first_host("localhost"), "localhost");
+  EXPECT_EQ(slurm_first_host("node[07-09,12],gpu1"), "node07");
+  EXPECT_EQ(slurm_first_host("gpu1,node[07-09]"), "gpu1");
+  EXPECT_EQ(slurm_first_host("rack1-node[3,5]"), "rack1-node3");
+  EXPECT_EQ(slurm_first_host("a[2-3]b[10-11]"), "a2b10");
+  EXPECT_EQ(slurm_first_host("node[07"), "");
+  EXPECT_EQ(slurm_first_host("node[-]"), "");
+  EXPECT_EQ(slurm_first_host(""), "");
+}
+
+TEST_F(JobTest, TorchrunAgentStore) {
+  setenv("RANK", "1", 1);
+  setenv("WORLD_SIZE", "2", 1);
+  setenv("MASTER_ADDR", "127.0.0.1", 1);
+  setenv("MASTER_PORT", "29500", 1);
+  setenv("TORCHELASTIC_USE_AGENT_STORE", "True", 1);
+  JobInfo info;
+  ASSERT_EQ(detect_job(&info), RCC_SUCCESS) << last_error();
+  EXPECT_EQ(info.source, "torchrun");
+  EXPECT_EQ(info.meeting, rcc::bootstrap::Meeting::kTorchAgent);
+  EXPECT_EQ(info.store_address, "127.0.0.1:29500");
+  // c10d rendezvous: the agent's store is elsewhere; rank 0 hosts one on MASTER_PORT, as torch's.
+  setenv("TORCHELASTIC_USE_AGENT_STORE", "False", 1);
+  ASSERT_EQ(detect_job(&info), RCC_SUCCESS) << last_error();
+  EXPECT_EQ(info.meeting, rcc::bootstrap::Meeting::kRank0Hosts);
 }
 
 TEST_F(JobTest, OpenMpiPmiAndTorchrun) {

@@ -17,6 +17,7 @@
 #include "bootstrap/refusals.h"
 #include "bootstrap/socket_util.h"
 #include "bootstrap/store.h"
+#include "bootstrap/store_rendezvous.h"
 #include "strangers.h"
 
 namespace rcc::bootstrap {
@@ -58,8 +59,9 @@ TEST(LivenessStrangers, MeshCompletesAndEveryStrangerIsRefused) {
   const auto t0 = steady_clock::now();
   auto start_rank = [&](int rank) {
     return std::thread([&, rank] {
+      StoreExchange meet(*clients[rank], "job", rank, size);
       statuses[rank] = LivenessMonitor::start(
-          *clients[rank], "job", rank, size, secret, 30, [&](int, const std::string&) { ++failures; }, &monitors[rank]);
+          meet, secret, 30, [&](int, const std::string&) { ++failures; }, &monitors[rank]);
       ready_at[rank] = std::chrono::duration<double>(steady_clock::now() - t0).count();
     });
   };

@@ -19,6 +19,7 @@
 
 #include "base/status.h"
 #include "bootstrap/store.h"
+#include "bootstrap/store_rendezvous.h"
 #include "p2p/engine.h"
 #include "p2p/wire.h"
 #include "rank_threads.h"
@@ -62,8 +63,8 @@ std::vector<RankResult> run_two(const Body& body) {
     rcc::transport::Transport* verbs = transport.get();
     ASSERT_STREQ(verbs->name(), "verbs") << "this test needs the verbs transport (run it in the RDMA VM)";
     std::unique_ptr<Engine> engine;
-    ASSERT_EQ(Engine::create(std::move(transport), *store, "delivery", rank, 2, 60, &engine), RCC_SUCCESS)
-        << rcc::last_error();
+    rcc::bootstrap::StoreExchange meet(*store, "delivery", rank, 2);
+    ASSERT_EQ(Engine::create(std::move(transport), meet, 60, &engine), RCC_SUCCESS) << rcc::last_error();
     rcc::WaitPolicy wait;
     ASSERT_EQ(rcc::WaitPolicy::from_settings(false, &wait), RCC_SUCCESS) << rcc::last_error();
     engine->set_wait_policy(wait);
@@ -377,7 +378,8 @@ TEST(EngineDeliveryPolled, RanksDisagreeingOnPolledEagerFailToConnect) {
     std::unique_ptr<rcc::bootstrap::StoreClient> store;
     ASSERT_EQ(rcc::bootstrap::StoreClient::connect(server->address(), secret, 60, &store), RCC_SUCCESS);
     std::unique_ptr<Engine> engine;
-    statuses[rank] = Engine::create(std::move(transports[rank]), *store, "mismatch", rank, 2, 60, &engine);
+    rcc::bootstrap::StoreExchange meet(*store, "mismatch", rank, 2);
+    statuses[rank] = Engine::create(std::move(transports[rank]), meet, 60, &engine);
     messages[rank] = rcc::last_error();
   };
   std::thread other(connect, 1);

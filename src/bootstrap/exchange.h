@@ -1,0 +1,39 @@
+// How a group of ranks meets at set-up, before (or beside) its data connections: every rank
+// contributes a blob under a name and gets everyone's. The job's ranks meet through a Rendezvous
+// (a TCP store: rccrun's, one a rank hosts, or one the caller hands in; or a PMIx server); a
+// sub-communicator's through its parent's connections (comm/collective_exchange.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace rcc::bootstrap {
+
+class Exchange {
+ public:
+  virtual ~Exchange() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Collective: all[r] is rank r's blob. A name is used once in the exchange's life. A rank that
+  // does not arrive within timeout_s: RCC_ERR_TIMEOUT naming the ranks missing.
+  virtual Status allgather(const std::string& name, const std::vector<uint8_t>& mine, double timeout_s,
+                           std::vector<std::vector<uint8_t>>* all) = 0;
+};
+
+// What every rank of one job meets through: the first exchanges (hosts, transport addresses), and
+// the last one, when the job's last communicator goes.
+class Rendezvous : public Exchange {
+ public:
+  // What it is, for messages and RCC_DEBUG=INFO ("the store at host:port", "PMIx server ...").
+  virtual std::string describe() const = 0;
+  // Collective: no rank returns before every rank arrived; progress() runs while waiting (a last
+  // message may still have to go out). A rank that does not arrive within timeout_s:
+  // RCC_ERR_TIMEOUT naming it.
+  virtual Status leave_together(double timeout_s, const std::function<void()>& progress) = 0;
+};
+
+}  // namespace rcc::bootstrap

@@ -1,0 +1,79 @@
+#include "bootstrap/store_rendezvous.h"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "bootstrap/socket_util.h"
+
+namespace rcc::bootstrap {
+namespace {
+
+// Rendezvous made by this process are numbered so that their keys never collide.
+std::atomic<uint64_t> g_generation{0};
+
+}  // namespace
+
+StoreRendezvous::StoreRendezvous(std::unique_ptr<StoreServer> server, std::unique_ptr<StoreClient> store, int rank,
+                                 int size, std::string prefix)
+    : server_(std::move(server)), store_(std::move(store)), rank_(rank), size_(size), prefix_(std::move(prefix)) {}
+
+std::string StoreRendezvous::next_prefix() { return "rcc/comm" + std::to_string(g_generation.fetch_add(1)); }
+
+StoreRendezvous::~StoreRendezvous() {
+  store_.reset();  // a client of the server below: gone first
+  server_.reset();
+}
+
+Status StoreRendezvous::allgather(const std::string& name, const std::vector<uint8_t>& mine, double timeout_s,
+                                  std::vector<std::vector<uint8_t>>* all) {
+  return bootstrap::allgather(*store_, prefix_ + "/" + name, rank_, size_, mine, timeout_s, all);
+}
+
+std::string StoreRendezvous::describe() const { return store_->describe(); }
+
+// Every rank announces it is leaving and waits for all others, progressing meanwhile. The rank
+// hosting the store, if a rank does (it says so in its announcement), leaves last, so no one loses
+// the store during the wait. Every key is consumable: a finished job leaves nothing in a store that
+// outlives it (rccrun's, for jobs of many rcc_comm_init).
+Status StoreRendezvous::leave_together(double timeout_s, const std::function<void()>& progress) {
+  const Clock::time_point deadline = deadline_after(timeout_s);
+  if (size_ == 1) return RCC_SUCCESS;
+  const std::string prefix = prefix_ + "/leaving/";
+  const bool hosting = server_ != nullptr;
+  RCC_RETURN_IF_ERROR(store_->set_consumable(prefix + std::to_string(rank_),
+                                             hosting ? std::vector<uint8_t>{1} : std::vector<uint8_t>{},
+                                             static_cast<uint32_t>(size_ - 1)));
+  bool a_rank_hosts = hosting;
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer == rank_) continue;
+    const std::string key = prefix + std::to_string(peer);
+    for (;;) {
+      bool found = false;
+      std::vector<uint8_t> ignored;
+      RCC_RETURN_IF_ERROR(store_->try_get(key, &found, &ignored));
+      if (found) break;
+      if (Clock::now() > deadline) {
+        return fail(RCC_ERR_TIMEOUT, "rank %d did not reach rcc_comm_destroy within %.0f s", peer, timeout_s);
+      }
+      progress();
+      // A store round trip per poll: no point polling faster than the wait policy's sleeps.
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    std::vector<uint8_t> announcement;  // read once more, counted: the key goes after the last reader
+    RCC_RETURN_IF_ERROR(store_->get(key, timeout_s, &announcement));
+    a_rank_hosts = a_rank_hosts || (announcement.size() == 1 && announcement[0] == 1);
+  }
+  if (hosting) {
+    for (int peer = 0; peer < size_; ++peer) {
+      std::vector<uint8_t> ignored;
+      if (peer != rank_)
+        RCC_RETURN_IF_ERROR(store_->get(prefix_ + "/left/" + std::to_string(peer), timeout_s, &ignored));
+    }
+  } else if (a_rank_hosts) {
+    RCC_RETURN_IF_ERROR(store_->set_consumable(prefix_ + "/left/" + std::to_string(rank_), {}, 1));
+  }
+  return RCC_SUCCESS;
+}
+
+}  // namespace rcc::bootstrap
