@@ -18,6 +18,8 @@ packages=(
   # launchers, started for real by tests/launchers: PMIx (client library), Slurm with munge,
   # OpenSSH's server, and torchrun (Debian's PyTorch, run with /usr/bin/python3)
   libpmix-dev slurmctld slurmd slurm-client munge openssh-server python3-torch
+  # the torch.distributed backend (torch/): PyTorch's C++ headers and pybind11
+  libtorch-dev pybind11-dev python3-dev
 )
 if [ "${1:-}" = --print ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
 

@@ -88,6 +88,25 @@ typedef struct {
   char internal[RCC_UNIQUE_ID_BYTES];
 } rcc_unique_id_t;
 
+/* A key-value store the caller already has (the store a framework made for a process group, such
+ * as PyTorch's c10d::Store), for rcc_comm_init_store: rcc's rendezvous runs over it and rcc opens
+ * no port of its own for it. Keys are NUL-terminated strings of at most 255 bytes, values bytes.
+ * Each function returns RCC_SUCCESS or another status, and is called by one thread at a time. */
+typedef struct {
+  void* context; /* passed back to every function */
+  /* Stores the size bytes at value under key, replacing what it held. */
+  rcc_status_t (*set)(void* context, const char* key, const void* value, size_t size);
+  /* Waits up to timeout_ms milliseconds (0: does not wait) for key to be set, then makes *value a
+   * buffer of *size bytes from malloc() (NULL when *size is 0), which rcc frees. A key not set in
+   * time: RCC_ERR_TIMEOUT. */
+  rcc_status_t (*get)(void* context, const char* key, int64_t timeout_ms, void** value, size_t* size);
+  /* Optional, both or neither (NULL: every key rcc writes stays in the store). add: adds amount to
+   * the integer counter at key (created as 0), *result its new value; remove: deletes key. With
+   * them, rcc removes each key once every rank has read it. */
+  rcc_status_t (*add)(void* context, const char* key, int64_t amount, int64_t* result);
+  rcc_status_t (*remove)(void* context, const char* key);
+} rcc_store_t;
+
 /* ---- status ---- */
 const char* rcc_status_string(rcc_status_t status);
 const char* rcc_last_error(void);                  /* thread-local message for this thread's last failure */
@@ -99,6 +118,10 @@ rcc_status_t rcc_comm_init(rcc_comm_t* comm);
 /* The embedding path: one rank creates the id (and hosts the rendezvous), all pass it here. */
 rcc_status_t rcc_get_unique_id(rcc_unique_id_t* id);
 rcc_status_t rcc_comm_init_rank(rcc_comm_t* comm, rcc_unique_id_t id, int rank, int size);
+/* The embedding path for frameworks with a store of their own: every rank passes the same store
+ * (its own rcc_store_t over it), its rank and the size; rcc's keys start with "rcc/". Rank 0 draws
+ * the secret of the connections rcc makes itself and hands it out through the store. */
+rcc_status_t rcc_comm_init_store(rcc_comm_t* comm, const rcc_store_t* store, int rank, int size);
 rcc_status_t rcc_comm_rank(rcc_comm_t comm, int* rank);
 rcc_status_t rcc_comm_size(rcc_comm_t comm, int* size);
 /* Name of the transport in use: "ucx" or "verbs". */
@@ -112,6 +135,11 @@ rcc_status_t rcc_comm_destroy(rcc_comm_t comm);
 rcc_status_t rcc_comm_split(rcc_comm_t comm, int color, int key, rcc_comm_t* newcomm);
 /* The same ranks in the same order, with traffic of its own. Collective over comm. */
 rcc_status_t rcc_comm_dup(rcc_comm_t comm, rcc_comm_t* newcomm);
+/* Collective over the n ranks listed only (as MPI_Comm_create_group): a communicator of comm's
+ * ranks ranks[0..n), ranked in that order, sharing comm's connections. Every listed rank passes
+ * the same list and tag (>= 0); the others do not call it. Calls whose rank lists overlap and
+ * that may run at the same time need different tags. */
+rcc_status_t rcc_comm_create_group(rcc_comm_t comm, const int* ranks, int n, int tag, rcc_comm_t* newcomm);
 
 /* ---- point to point ---- */
 /* Messages from one sender to one receiver arrive in the order sent: of two that both match a

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <ranges>
 #include <span>
@@ -124,6 +125,16 @@ class Communicator {
   [[nodiscard]] Communicator dup() const {
     rcc_comm_t comm = nullptr;
     detail::check(rcc_comm_dup(comm_, &comm));
+    return adopt(comm);
+  }
+  // Collective over the listed ranks only: a communicator of those ranks of this one, in that
+  // order (rcc_comm_create_group). Concurrent calls over overlapping ranks need different tags.
+  [[nodiscard]] Communicator create_group(std::span<const int> ranks, int tag = 0) const {
+    if (ranks.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+      throw Error(RCC_ERR_INVALID_ARGUMENT, "create_group: ranks has more entries than an int counts");
+    }
+    rcc_comm_t comm = nullptr;
+    detail::check(rcc_comm_create_group(comm_, ranks.data(), static_cast<int>(ranks.size()), tag, &comm));
     return adopt(comm);
   }
   // Every pending and later call on this communicator fails with RCC_ERR_ABORTED.

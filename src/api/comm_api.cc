@@ -5,6 +5,7 @@
 
 #include "base/log.h"
 #include "base/settings.h"
+#include "bootstrap/callback_store.h"
 #include "bootstrap/job.h"
 #include "bootstrap/store_rendezvous.h"
 #include "comm/comm.h"
@@ -107,6 +108,31 @@ extern "C" rcc_status_t rcc_comm_init_rank(rcc_comm_t* comm, rcc_unique_id_t id,
   return RCC_SUCCESS;
 }
 
+extern "C" rcc_status_t rcc_comm_init_store(rcc_comm_t* comm, const rcc_store_t* store, int rank, int size) {
+  if (comm == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_init_store: comm is NULL");
+  if (store == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_init_store: store is NULL");
+  if (size < 1) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_init_store: size %d is less than 1", size);
+  if (rank < 0 || rank >= size) {
+    return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_init_store: rank %d is out of range [0, %d)", rank, size);
+  }
+  std::unique_ptr<rcc::bootstrap::StoreClient> client;
+  RCC_RETURN_IF_ERROR(rcc::bootstrap::make_callback_store(*store, &client));
+  RCC_RETURN_IF_ERROR(rcc::settings::check_all());  // before any rank talks to another
+  rcc::bootstrap::JobInfo job;
+  job.rank = rank;
+  job.size = size;
+  job.source = "store";
+  job.meeting = rcc::bootstrap::Meeting::kCallerStore;
+  double timeout_s = 0;
+  RCC_RETURN_IF_ERROR(bootstrap_timeout(&timeout_s));
+  std::unique_ptr<rcc::bootstrap::Rendezvous> rendezvous;
+  RCC_RETURN_IF_ERROR(rcc::bootstrap::meet_through_store(&job, std::move(client), timeout_s, &rendezvous));
+  rcc_comm* created = nullptr;
+  RCC_RETURN_IF_ERROR(rcc::create_comm(job, std::move(rendezvous), &created));
+  *comm = created;
+  return RCC_SUCCESS;
+}
+
 extern "C" rcc_status_t rcc_comm_rank(rcc_comm_t comm, int* rank) {
   RCC_RETURN_IF_ERROR(rcc::check_comm(comm, "rcc_comm_rank"));
   if (rank == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_rank: rank is NULL");
@@ -152,6 +178,38 @@ extern "C" rcc_status_t rcc_comm_split(rcc_comm_t comm, int color, int key, rcc_
   }
   rcc_comm* created = nullptr;
   RCC_RETURN_IF_ERROR(rcc::split_comm(comm, color, key, &created));
+  *newcomm = created;
+  return RCC_SUCCESS;
+}
+
+extern "C" rcc_status_t rcc_comm_create_group(rcc_comm_t comm, const int* ranks, int n, int tag, rcc_comm_t* newcomm) {
+  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, "rcc_comm_create_group"));
+  if (newcomm == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_create_group: newcomm is NULL");
+  if (ranks == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_create_group: ranks is NULL");
+  if (n < 1 || n > comm->size) {
+    return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_create_group: n %d is not in [1, %d]", n, comm->size);
+  }
+  if (tag < 0 || tag >= rcc::kCreateGroupTags) {
+    return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_create_group: tag %d is not in [0, 2^30)", tag);
+  }
+  std::vector<int> listed(ranks, ranks + n);
+  std::vector<bool> seen(static_cast<size_t>(comm->size), false);
+  for (int i = 0; i < n; ++i) {
+    if (listed[static_cast<size_t>(i)] < 0 || listed[static_cast<size_t>(i)] >= comm->size) {
+      return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_create_group: ranks[%d] = %d is not a rank of comm (0..%d)",
+                       i, listed[static_cast<size_t>(i)], comm->size - 1);
+    }
+    if (seen[static_cast<size_t>(listed[static_cast<size_t>(i)])]) {
+      return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_create_group: ranks[%d] = %d is listed twice", i,
+                       listed[static_cast<size_t>(i)]);
+    }
+    seen[static_cast<size_t>(listed[static_cast<size_t>(i)])] = true;
+  }
+  if (!seen[static_cast<size_t>(comm->rank)]) {
+    return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_create_group: ranks does not list this rank (%d)", comm->rank);
+  }
+  rcc_comm* created = nullptr;
+  RCC_RETURN_IF_ERROR(rcc::create_group_comm(comm, listed, tag, &created));
   *newcomm = created;
   return RCC_SUCCESS;
 }

@@ -137,27 +137,31 @@ Status connect_through_file(JobInfo* info, double timeout_s, std::unique_ptr<Sto
       info->rank, timeout_s, last_problem.c_str(), path.c_str());
 }
 
-// Under torchrun's agent store: keys of this run and restart only (the agent's store outlives a
-// restarted worker group), and the secret of rcc's own connections, drawn by rank 0 and handed out
-// through the store (which torch trusts whoever reaches).
-Status torch_agent_secret(JobInfo* info, StoreClient& store, double timeout_s, std::string* prefix) {
-  const char* run = std::getenv("TORCHELASTIC_RUN_ID");
-  const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
-  *prefix = "rcc/torchelastic-" + std::string(run != nullptr ? run : "none") + "." +
-            std::string(restart != nullptr ? restart : "0") + "/" + *prefix;
-  const std::string key = *prefix + "/secret";
+// A store rcc does not run (torchrun's, a caller's) has no secret of its own: the secret of rcc's
+// own connections is drawn by rank 0 and handed out through it (consumable: read once by every
+// other rank, then gone).
+Status secret_through_store(JobInfo* info, StoreClient& store, const std::string& prefix, double timeout_s) {
+  const std::string key = prefix + "/secret";
   std::vector<uint8_t> secret;
   if (info->rank == 0) {
     std::string drawn;
     RCC_RETURN_IF_ERROR(make_secret(&drawn));
     secret.assign(drawn.begin(), drawn.end());
-    // Read once by every other rank, then gone.
     if (info->size > 1) RCC_RETURN_IF_ERROR(store.set_consumable(key, secret, static_cast<uint32_t>(info->size - 1)));
   } else {
     RCC_RETURN_IF_ERROR(store.get(key, timeout_s, &secret));
   }
   info->secret.assign(secret.begin(), secret.end());
   return RCC_SUCCESS;
+}
+
+// Under torchrun's agent store: keys of this run and restart only (the agent's store outlives a
+// restarted worker group).
+std::string torch_agent_prefix(const std::string& prefix) {
+  const char* run = std::getenv("TORCHELASTIC_RUN_ID");
+  const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  return "rcc/torchelastic-" + std::string(run != nullptr ? run : "none") + "." +
+         std::string(restart != nullptr ? restart : "0") + "/" + prefix;
 }
 
 }  // namespace
@@ -175,12 +179,20 @@ Status connect_job(JobInfo* info, double timeout_s, std::unique_ptr<Rendezvous>*
   std::unique_ptr<StoreServer> server;
   std::unique_ptr<StoreClient> client;
   RCC_RETURN_IF_ERROR(connect_store(info, timeout_s, &server, &client));
-  std::string prefix = StoreRendezvous::next_prefix();
-  if (info->meeting == Meeting::kTorchAgent) {
-    RCC_RETURN_IF_ERROR(torch_agent_secret(info, *client, timeout_s, &prefix));
-  }
+  if (info->meeting == Meeting::kTorchAgent) return meet_through_store(info, std::move(client), timeout_s, out);
   RCC_INFO("rank %d meets the others through %s", info->rank, client->describe().c_str());
-  *out = std::make_unique<StoreRendezvous>(std::move(server), std::move(client), info->rank, info->size, prefix);
+  *out = std::make_unique<StoreRendezvous>(std::move(server), std::move(client), info->rank, info->size,
+                                           StoreRendezvous::next_prefix());
+  return RCC_SUCCESS;
+}
+
+Status meet_through_store(JobInfo* info, std::unique_ptr<StoreClient> store, double timeout_s,
+                          std::unique_ptr<Rendezvous>* out) {
+  std::string prefix = StoreRendezvous::next_prefix();
+  if (info->meeting == Meeting::kTorchAgent) prefix = torch_agent_prefix(prefix);
+  RCC_RETURN_IF_ERROR(secret_through_store(info, *store, prefix, timeout_s));
+  RCC_INFO("rank %d meets the others through %s", info->rank, store->describe().c_str());
+  *out = std::make_unique<StoreRendezvous>(nullptr, std::move(store), info->rank, info->size, prefix);
   return RCC_SUCCESS;
 }
 
@@ -195,6 +207,8 @@ Status connect_store(JobInfo* info, double timeout_s, std::unique_ptr<StoreServe
   }
   switch (info->meeting) {
     case Meeting::kPmix: return fail(RCC_ERR_INVALID_ARGUMENT, "connect_store: a PMIx job has no store");
+    case Meeting::kCallerStore:
+      return fail(RCC_ERR_INVALID_ARGUMENT, "connect_store: the caller hands its store in (meet_through_store)");
     case Meeting::kSlurmStep: return connect_slurm_store(*info, timeout_s, server, client);
     case Meeting::kTorchAgent:
       if (info->store_address.empty()) return fail(RCC_ERR_INVALID_ARGUMENT, "connect_store: no store address");

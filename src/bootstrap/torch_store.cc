@@ -9,23 +9,19 @@
 // Torch's clients put "/" before every key; so does this one, so the keys read the same from
 // Python. A WAIT that outlives its deadline cannot be withdrawn, and its late answer would be
 // taken for another request's: the connection is then dropped and the next request dials anew.
-//
-// Every value starts with one byte of rcc's. The server answers GET with the length under MSG_MORE
-// and then the bytes, so an empty value would leave the length corked in the kernel for 200 ms
-// (measured: 207 ms per GET of an empty value, 0.2 ms otherwise). The byte also marks consumable
-// keys (set_consumable), followed by their count of reads: each counted get adds one to a counter
-// beside the key, and the get that completes the count deletes both, so a finished exchange
-// leaves nothing in an agent's store that outlives the job.
+// The server answers GET with the length under MSG_MORE and then the bytes, so an empty value
+// leaves the length corked in the kernel for 200 ms (measured: 207 ms per GET of an empty value,
+// 0.2 ms otherwise); MarkedStoreClient never stores one.
 #include "bootstrap/torch_store.h"
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <thread>
 #include <vector>
 
 #include "base/log.h"
+#include "bootstrap/marked_store.h"
 #include "bootstrap/socket_util.h"
 
 namespace rcc::bootstrap {
@@ -34,8 +30,6 @@ namespace {
 enum class Query : uint8_t { kSet = 0, kGet = 2, kAdd = 3, kCheck = 4, kWait = 5, kDeleteKey = 8 };
 constexpr uint8_t kReady = 0;
 constexpr uint8_t kStopWaiting = 0;
-constexpr uint8_t kPlainValue = 1;       // then the value
-constexpr uint8_t kConsumableValue = 2;  // then uint32 reads, then the value
 // A live server answers SET, CHECK, ADD, GET of an existing key and DELETE_KEY at once.
 constexpr double kIoTimeoutSeconds = 60;
 
@@ -53,29 +47,29 @@ uint64_t read_u64(const uint8_t* bytes) {
   return value;
 }
 
-class TorchStoreClient final : public StoreClient {
+class TorchStoreConnection final : public RawStore {
  public:
-  TorchStoreClient(std::string host, int port) : host_(std::move(host)), port_(port) {}
-  ~TorchStoreClient() override { drop(); }
+  TorchStoreConnection(std::string host, int port) : host_(std::move(host)), port_(port) {}
+  ~TorchStoreConnection() override { drop(); }
 
   std::string describe() const override { return "torchrun's store at " + join_address(host_, port_); }
+  bool counts() const override { return true; }
 
-  Status dial(Clock::time_point deadline) { return ensure_connected(deadline); }
+  Status dial(Clock::time_point deadline) { return fd_ >= 0 ? RCC_SUCCESS : dial_tcp(host_, port_, deadline, &fd_); }
 
-  Status set(const std::string& key, const std::vector<uint8_t>& value) override {
-    return put(key, {kPlainValue}, value);
+  Status put(const std::string& key, const std::vector<uint8_t>& bytes) override {
+    std::vector<uint8_t> wire{static_cast<uint8_t>(Query::kSet)};
+    append_key(key, &wire);
+    append_u64(bytes.size(), &wire);
+    wire.insert(wire.end(), bytes.begin(), bytes.end());
+    const Clock::time_point deadline = deadline_after(kIoTimeoutSeconds);
+    RCC_RETURN_IF_ERROR(dial(deadline));
+    return send(wire, deadline);
   }
 
-  Status set_consumable(const std::string& key, const std::vector<uint8_t>& value, uint32_t reads) override {
-    std::vector<uint8_t> head{kConsumableValue};
-    for (int i = 0; i < 4; ++i) head.push_back(static_cast<uint8_t>(reads >> (8 * i)));
-    return put(key, head, value);
-  }
-
-  Status get(const std::string& key, double timeout_s, std::vector<uint8_t>* value) override {
-    RCC_RETURN_IF_ERROR(check(key, 0));
+  Status wait_get(const std::string& key, double timeout_s, std::vector<uint8_t>* bytes) override {
     const Clock::time_point deadline = deadline_after(timeout_s);
-    RCC_RETURN_IF_ERROR(ensure_connected(deadline));
+    RCC_RETURN_IF_ERROR(dial(deadline));
     std::vector<uint8_t> wire{static_cast<uint8_t>(Query::kWait)};
     append_u64(1, &wire);
     append_key(key, &wire);
@@ -89,13 +83,12 @@ class TorchStoreClient final : public StoreClient {
     }
     RCC_RETURN_IF_ERROR(status);
     if (answer != kStopWaiting) return broken("an unexpected answer to WAIT");
-    return fetch(key, true, deadline_after(kIoTimeoutSeconds), value);
+    return fetch(key, deadline_after(kIoTimeoutSeconds), bytes);
   }
 
-  Status try_get(const std::string& key, bool* found, std::vector<uint8_t>* value) override {
-    RCC_RETURN_IF_ERROR(check(key, 0));
+  Status try_get(const std::string& key, bool* found, std::vector<uint8_t>* bytes) override {
     const Clock::time_point deadline = deadline_after(kIoTimeoutSeconds);
-    RCC_RETURN_IF_ERROR(ensure_connected(deadline));
+    RCC_RETURN_IF_ERROR(dial(deadline));
     std::vector<uint8_t> wire{static_cast<uint8_t>(Query::kCheck)};
     append_u64(1, &wire);
     append_key(key, &wire);
@@ -103,91 +96,12 @@ class TorchStoreClient final : public StoreClient {
     uint8_t answer = 0;
     RCC_RETURN_IF_ERROR(receive(&answer, 1, deadline));
     *found = answer == kReady;
-    return *found ? fetch(key, false, deadline, value) : RCC_SUCCESS;
+    return *found ? fetch(key, deadline, bytes) : RCC_SUCCESS;
   }
 
-  // The store cannot list keys: this removes the keys this client set under prefix (which the
-  // counted gets have not removed already).
-  Status delete_prefix(const std::string& prefix) override {
+  Status add(const std::string& key, int64_t amount, int64_t* result) override {
     const Clock::time_point deadline = deadline_after(kIoTimeoutSeconds);
-    RCC_RETURN_IF_ERROR(ensure_connected(deadline));
-    for (auto it = own_keys_.begin(); it != own_keys_.end();) {
-      if (it->compare(0, prefix.size(), prefix) != 0) {
-        ++it;
-        continue;
-      }
-      RCC_RETURN_IF_ERROR(delete_key(*it, deadline));
-      it = own_keys_.erase(it);
-    }
-    return RCC_SUCCESS;
-  }
-
- private:
-  Status check(const std::string& key, size_t value_bytes) const {
-    if (key.empty() || key.size() > kMaxKeyBytes) {
-      return fail(RCC_ERR_INVALID_ARGUMENT, "store key must be 1..%zu bytes, got %zu", kMaxKeyBytes, key.size());
-    }
-    if (value_bytes > kMaxValueBytes) {
-      return fail(RCC_ERR_INVALID_ARGUMENT, "store value for '%s' is %zu bytes, over the limit of %zu", key.c_str(),
-                  value_bytes, kMaxValueBytes);
-    }
-    return RCC_SUCCESS;
-  }
-
-  Status put(const std::string& key, const std::vector<uint8_t>& head, const std::vector<uint8_t>& value) {
-    RCC_RETURN_IF_ERROR(check(key, value.size()));
-    std::vector<uint8_t> wire{static_cast<uint8_t>(Query::kSet)};
-    append_key(key, &wire);
-    append_u64(head.size() + value.size(), &wire);
-    wire.insert(wire.end(), head.begin(), head.end());
-    wire.insert(wire.end(), value.begin(), value.end());
-    const Clock::time_point deadline = deadline_after(kIoTimeoutSeconds);
-    RCC_RETURN_IF_ERROR(ensure_connected(deadline));
-    RCC_RETURN_IF_ERROR(send(wire, deadline));
-    if (head[0] == kPlainValue) {
-      own_keys_.push_back(key);
-    }
-    return RCC_SUCCESS;
-  }
-
-  Status ensure_connected(Clock::time_point deadline) {
-    if (fd_ >= 0) return RCC_SUCCESS;
-    return dial_tcp(host_, port_, deadline, &fd_);
-  }
-
-  // GETs an existing key; a counted read of a consumable key adds to its counter and removes the
-  // key once every reader has it.
-  Status fetch(const std::string& key, bool counted, Clock::time_point deadline, std::vector<uint8_t>* value) {
-    std::vector<uint8_t> wire{static_cast<uint8_t>(Query::kGet)};
-    append_key(key, &wire);
-    RCC_RETURN_IF_ERROR(send(wire, deadline));
-    uint8_t length_bytes[8];
-    RCC_RETURN_IF_ERROR(receive(length_bytes, sizeof length_bytes, deadline));
-    const uint64_t length = read_u64(length_bytes);
-    if (length > kMaxValueBytes + 5) return broken("a value over the size limit");
-    std::vector<uint8_t> bytes(length);
-    if (length > 0) RCC_RETURN_IF_ERROR(receive(bytes.data(), bytes.size(), deadline));
-    size_t head = 1;
-    uint32_t reads = 0;
-    if (!bytes.empty() && bytes[0] == kConsumableValue && bytes.size() >= 5) {
-      head = 5;
-      for (int i = 0; i < 4; ++i) reads |= static_cast<uint32_t>(bytes[1 + static_cast<size_t>(i)]) << (8 * i);
-    } else if (bytes.empty() || bytes[0] != kPlainValue) {
-      return fail(RCC_ERR_BOOTSTRAP, "key '%s' in %s holds a value rcc did not write", key.c_str(), describe().c_str());
-    }
-    value->assign(bytes.begin() + static_cast<std::ptrdiff_t>(head), bytes.end());
-    if (counted && reads > 0) {
-      int64_t read_so_far = 0;
-      RCC_RETURN_IF_ERROR(add(key + "#reads", 1, deadline, &read_so_far));
-      if (read_so_far >= static_cast<int64_t>(reads)) {
-        RCC_RETURN_IF_ERROR(delete_key(key, deadline));
-        RCC_RETURN_IF_ERROR(delete_key(key + "#reads", deadline));
-      }
-    }
-    return RCC_SUCCESS;
-  }
-
-  Status add(const std::string& key, int64_t amount, Clock::time_point deadline, int64_t* result) {
+    RCC_RETURN_IF_ERROR(dial(deadline));
     std::vector<uint8_t> wire{static_cast<uint8_t>(Query::kAdd)};
     append_key(key, &wire);
     append_u64(static_cast<uint64_t>(amount), &wire);
@@ -198,12 +112,27 @@ class TorchStoreClient final : public StoreClient {
     return RCC_SUCCESS;
   }
 
-  Status delete_key(const std::string& key, Clock::time_point deadline) {
+  Status remove(const std::string& key) override {
+    const Clock::time_point deadline = deadline_after(kIoTimeoutSeconds);
+    RCC_RETURN_IF_ERROR(dial(deadline));
     std::vector<uint8_t> wire{static_cast<uint8_t>(Query::kDeleteKey)};
     append_key(key, &wire);
     RCC_RETURN_IF_ERROR(send(wire, deadline));
     uint8_t deleted[8];
     return receive(deleted, sizeof deleted, deadline);
+  }
+
+ private:
+  Status fetch(const std::string& key, Clock::time_point deadline, std::vector<uint8_t>* bytes) {
+    std::vector<uint8_t> wire{static_cast<uint8_t>(Query::kGet)};
+    append_key(key, &wire);
+    RCC_RETURN_IF_ERROR(send(wire, deadline));
+    uint8_t length_bytes[8];
+    RCC_RETURN_IF_ERROR(receive(length_bytes, sizeof length_bytes, deadline));
+    const uint64_t length = read_u64(length_bytes);
+    if (length > kMaxValueBytes + 16) return broken("a value over the size limit");
+    bytes->resize(length);
+    return length == 0 ? RCC_SUCCESS : receive(bytes->data(), bytes->size(), deadline);
   }
 
   Status send(const std::vector<uint8_t>& wire, Clock::time_point deadline) {
@@ -242,7 +171,6 @@ class TorchStoreClient final : public StoreClient {
   std::string host_;
   int port_;
   int fd_ = -1;
-  std::vector<std::string> own_keys_;  // plain keys this client set (delete_prefix)
 };
 
 }  // namespace
@@ -251,9 +179,9 @@ Status connect_torch_store(const std::string& address, double timeout_s, std::un
   std::string host;
   int port = 0;
   RCC_RETURN_IF_ERROR(split_address(address, "MASTER_ADDR:MASTER_PORT", &host, &port));
-  auto client = std::make_unique<TorchStoreClient>(host, port);
+  auto connection = std::make_unique<TorchStoreConnection>(host, port);
   const Clock::time_point deadline = deadline_after(timeout_s);
-  while (client->dial(deadline) != RCC_SUCCESS) {
+  while (connection->dial(deadline) != RCC_SUCCESS) {
     const std::string reason = last_error();
     if (Clock::now() >= deadline) {
       return fail(RCC_ERR_BOOTSTRAP, "could not reach torchrun's store at %s within %.3g s (RCC_BOOTSTRAP_TIMEOUT): %s",
@@ -261,7 +189,7 @@ Status connect_torch_store(const std::string& address, double timeout_s, std::un
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(100, ms_until(deadline))));
   }
-  *out = std::move(client);
+  *out = std::make_unique<MarkedStoreClient>(std::move(connection));
   return RCC_SUCCESS;
 }
 

@@ -1,5 +1,6 @@
 // rcc_comm_split and rcc_comm_dup: the parent's ranks agree, by one allgather, on who goes where
 // and on the new group's id; each new communicator then shares the parent's connections.
+// rcc_comm_create_group: only the listed ranks agree on the id, through the first of them.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -42,6 +43,37 @@ Status split_comm(rcc_comm* parent, int color, int key, rcc_comm** out) {
   std::vector<int> members;
   members.reserve(parent_ranks.size());
   for (int r : parent_ranks) members.push_back(parent->job_rank(r));
+  return create_sub_comm(*parent, static_cast<uint32_t>(id), std::move(members), out);
+}
+
+// The agreement's messages travel in the parent's collective context with tags above every
+// collective's (those stay below 2^28), so they meet neither user traffic nor a collective.
+Status create_group_comm(rcc_comm* parent, const std::vector<int>& ranks, int tag, rcc_comm** out) {
+  p2p::Engine& engine = *parent->engine;
+  const uint32_t context = p2p::collective_context(parent->group->id());
+  const int wire_tag = kCreateGroupTags | tag;
+  const int leader = parent->job_rank(ranks.front());
+  // The largest of the members' lowest unused ids is unused by every member.
+  uint64_t id = engine.next_group_id();
+  if (parent->rank == ranks.front()) {
+    for (size_t i = 1; i < ranks.size(); ++i) {
+      uint64_t theirs = 0;
+      RCC_RETURN_IF_ERROR(engine.recv(&theirs, sizeof theirs, parent->job_rank(ranks[i]), wire_tag, context));
+      id = std::max(id, theirs);
+    }
+    for (size_t i = 1; i < ranks.size(); ++i) {
+      RCC_RETURN_IF_ERROR(engine.send(&id, sizeof id, parent->job_rank(ranks[i]), wire_tag, context));
+    }
+  } else {
+    RCC_RETURN_IF_ERROR(engine.send(&id, sizeof id, leader, wire_tag, context));
+    RCC_RETURN_IF_ERROR(engine.recv(&id, sizeof id, leader, wire_tag, context));
+  }
+  if (id > INT32_MAX) {
+    return fail(RCC_ERR_NO_MEMORY, "rcc_comm_create_group: this job has used up its 2^31 communicator ids");
+  }
+  std::vector<int> members;
+  members.reserve(ranks.size());
+  for (int r : ranks) members.push_back(parent->job_rank(r));
   return create_sub_comm(*parent, static_cast<uint32_t>(id), std::move(members), out);
 }
 

@@ -1,0 +1,32 @@
+// The thread that runs one process group's collectives, one after the other in the order they
+// were issued (the same on every rank), while the caller goes on computing.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace rcc_torch {
+
+class Worker {
+ public:
+  Worker();
+  // Runs what is queued, then stops.
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  void enqueue(std::function<void()> job);
+
+ private:
+  void run();
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> jobs_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once the rest exists
+};
+
+}  // namespace rcc_torch
