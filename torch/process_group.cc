@@ -16,6 +16,7 @@ namespace {
 // group first and destroys it last), and the one init_world made for the default group to take.
 std::mutex g_world_mutex;
 rcc_comm_t g_world = nullptr;
+std::shared_ptr<StoreBridge> g_world_store;  // the world's rendezvous store, for its groups to keep
 rcc_comm_t g_pending_world = nullptr;
 
 void check_cpu(const at::Tensor& tensor, const char* what) {
@@ -118,7 +119,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> ProcessGroupRcc::create(const c10::intrus
     if (std::getenv("RCC_TIMEOUT") == nullptr && timeout_s > 0) {
       setenv("RCC_TIMEOUT", std::to_string(std::max<int64_t>(1, std::llround(timeout_s))).c_str(), 0);
     }
-    auto bridge = std::make_unique<StoreBridge>(store);
+    auto bridge = std::make_shared<StoreBridge>(store);
     rcc_comm_t comm = nullptr;
     check(rcc_comm_init_store(&comm, bridge->callbacks(), rank, size), "init (rcc_comm_init_store)");
     return c10::make_intrusive<ProcessGroupRcc>(rank, size, comm, std::move(bridge), true);
@@ -139,7 +140,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> ProcessGroupRcc::create(const c10::intrus
   int my_rank = -1;
   rcc_comm_rank(comm, &my_rank);
   TORCH_CHECK(my_rank == rank, "the rcc backend: torch says group rank ", rank, ", rcc ", my_rank);
-  return c10::make_intrusive<ProcessGroupRcc>(rank, size, comm, nullptr, false);
+  return c10::make_intrusive<ProcessGroupRcc>(rank, size, comm, g_world_store, false);
 }
 
 std::pair<int, int> ProcessGroupRcc::init_world() {
@@ -169,7 +170,7 @@ std::string ProcessGroupRcc::broadcast_from_rank0(const std::string& text) {
   return received;
 }
 
-ProcessGroupRcc::ProcessGroupRcc(int rank, int size, rcc_comm_t comm, std::unique_ptr<StoreBridge> store, bool world)
+ProcessGroupRcc::ProcessGroupRcc(int rank, int size, rcc_comm_t comm, std::shared_ptr<StoreBridge> store, bool world)
     : c10d::ProcessGroup(rank, size), store_(std::move(store)), comm_(comm), world_(world) {
   const rcc_status_t status = rcc_comm_dup(comm_, &p2p_comm_);
   if (status != RCC_SUCCESS) {
@@ -179,6 +180,7 @@ ProcessGroupRcc::ProcessGroupRcc(int rank, int size, rcc_comm_t comm, std::uniqu
   if (world_) {
     std::lock_guard<std::mutex> lock(g_world_mutex);
     g_world = comm_;
+    g_world_store = store_;
   }
   worker_ = std::make_unique<Worker>();
 }
@@ -187,7 +189,10 @@ ProcessGroupRcc::~ProcessGroupRcc() {
   worker_.reset();
   if (world_) {
     std::lock_guard<std::mutex> lock(g_world_mutex);
-    if (g_world == comm_) g_world = nullptr;
+    if (g_world == comm_) {
+      g_world = nullptr;
+      g_world_store.reset();
+    }
   }
   rcc_comm_destroy(p2p_comm_);
   rcc_comm_destroy(comm_);
@@ -195,15 +200,20 @@ ProcessGroupRcc::~ProcessGroupRcc() {
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::launch(c10d::OpType type, std::vector<at::Tensor> outputs,
                                                        std::function<void()> body) {
+  size_t bytes = 0;
+  for (const at::Tensor& t : outputs) bytes += static_cast<size_t>(t.numel()) * t.element_size();
   auto work = c10::make_intrusive<CollectiveWork>(rank_, type, std::move(outputs));
-  worker_->enqueue([work, body = std::move(body)] {
+  std::function<void()> job = [work, body = std::move(body)] {
     try {
       body();
       work->complete(nullptr);
     } catch (...) {
       work->complete(std::current_exception());
     }
-  });
+  };
+  // Small collectives take microseconds: run on the caller when the worker is idle (two thread
+  // hand-offs cost tens of microseconds), larger ones overlap with the caller's computing.
+  if (bytes > kInlineBytes || !worker_->run_now_if_idle(job)) worker_->enqueue(std::move(job));
   return work;
 }
 

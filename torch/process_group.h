@@ -38,7 +38,9 @@ class ProcessGroupRcc final : public c10d::ProcessGroup {
   // Rank 0's text on every rank, through the communicator init_world made.
   static std::string broadcast_from_rank0(const std::string& text);
 
-  ProcessGroupRcc(int rank, int size, rcc_comm_t comm, std::unique_ptr<StoreBridge> store, bool world);
+  // store: the world's rendezvous store, shared by every group of the job (the job's last
+  // communicator meets the others through it, whichever group that is).
+  ProcessGroupRcc(int rank, int size, rcc_comm_t comm, std::shared_ptr<StoreBridge> store, bool world);
   ~ProcessGroupRcc() override;
 
   const std::string getBackendName() const override { return "rcc"; }
@@ -78,9 +80,11 @@ class ProcessGroupRcc final : public c10d::ProcessGroup {
   // Queues body (blocking rcc calls on comm_) on the worker; the Work completes with outputs when
   // it returns, or with its exception.
   c10::intrusive_ptr<c10d::Work> launch(c10d::OpType type, std::vector<at::Tensor> outputs, std::function<void()> body);
+  // Collectives up to this many bytes run on the caller's thread when the worker is idle.
+  static constexpr size_t kInlineBytes = 64 << 10;
   c10::intrusive_ptr<c10d::Work> post_p2p(c10d::OpType type, std::vector<at::Tensor>& tensors, int peer, int tag);
 
-  std::unique_ptr<StoreBridge> store_;  // the world's rendezvous: lives as long as its communicator
+  std::shared_ptr<StoreBridge> store_;  // the job's rendezvous store (null under rcc://)
   rcc_comm_t comm_ = nullptr;           // collectives, on the worker
   rcc_comm_t p2p_comm_ = nullptr;       // point-to-point, from the callers' threads
   bool world_ = false;

@@ -9,7 +9,7 @@ Worker::~Worker() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
-  wake_.notify_one();
+  wake_.notify_all();
   thread_.join();
 }
 
@@ -18,19 +18,36 @@ void Worker::enqueue(std::function<void()> job) {
     std::lock_guard<std::mutex> lock(mutex_);
     jobs_.push_back(std::move(job));
   }
-  wake_.notify_one();
+  wake_.notify_all();
+}
+
+bool Worker::run_now_if_idle(const std::function<void()>& job) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (busy_ || !jobs_.empty()) return false;
+    busy_ = true;
+  }
+  job();  // catches its own errors (ProcessGroupRcc::launch)
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    busy_ = false;
+  }
+  wake_.notify_all();
+  return true;
 }
 
 void Worker::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+    wake_.wait(lock, [this] { return (stopping_ && !busy_) || (!jobs_.empty() && !busy_); });
     if (jobs_.empty()) return;  // stopping, nothing left
     std::function<void()> job = std::move(jobs_.front());
     jobs_.pop_front();
+    busy_ = true;
     lock.unlock();
     job();  // catches its own errors (ProcessGroupRcc::launch)
     lock.lock();
+    busy_ = false;
   }
 }
 

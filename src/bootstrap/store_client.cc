@@ -182,43 +182,52 @@ Status make_secret(std::string* secret) {
   return RCC_SUCCESS;
 }
 
-Status StoreClient::connect_once(const std::string& address, const std::string& secret, double timeout_s,
-                                 std::unique_ptr<StoreClient>* out) {
-  if (out == nullptr) return fail(RCC_ERR_INVALID_ARGUMENT, "StoreClient::connect_once: out is null");
-  if (secret.empty()) return fail(RCC_ERR_INVALID_ARGUMENT, "store secret is empty");
-  std::string host;
-  int port = 0;
-  RCC_RETURN_IF_ERROR(split_address(address, "store address", &host, &port));
-  const Clock::time_point deadline = deadline_after(timeout_s);
+namespace {
+
+// One dial and hello; *dialed says whether the connection was made (a failure after it is the
+// server's answer, not its absence).
+Status attempt(const std::string& host, int port, const std::string& address, const std::string& secret,
+               Clock::time_point deadline, bool* dialed, std::unique_ptr<StoreClient>* out) {
   int fd = -1;
+  *dialed = false;
   RCC_RETURN_IF_ERROR(dial_tcp(host, port, deadline, &fd));
+  *dialed = true;
   auto client = std::make_unique<StoreClientImpl>(fd, address);
   RCC_RETURN_IF_ERROR(client->hello(secret, deadline));
   *out = std::move(client);
   return RCC_SUCCESS;
 }
 
-Status StoreClient::connect(const std::string& address, const std::string& secret, double timeout_s,
-                            std::unique_ptr<StoreClient>* out) {
-  if (out == nullptr) return fail(RCC_ERR_INVALID_ARGUMENT, "StoreClient::connect: out is null");
+Status parse_target(const char* function, const std::string& address, const std::string& secret, const void* out,
+                    std::string* host, int* port) {
+  if (out == nullptr) return fail(RCC_ERR_INVALID_ARGUMENT, "StoreClient::%s: out is null", function);
   if (secret.empty()) return fail(RCC_ERR_INVALID_ARGUMENT, "store secret is empty");
+  return split_address(address, "store address", host, port);
+}
+
+}  // namespace
+
+Status StoreClient::connect_once(const std::string& address, const std::string& secret, double timeout_s,
+                                 std::unique_ptr<StoreClient>* out) {
   std::string host;
   int port = 0;
-  RCC_RETURN_IF_ERROR(split_address(address, "store address", &host, &port));
+  RCC_RETURN_IF_ERROR(parse_target("connect_once", address, secret, out, &host, &port));
+  bool dialed = false;
+  return attempt(host, port, address, secret, deadline_after(timeout_s), &dialed, out);
+}
+
+Status StoreClient::connect(const std::string& address, const std::string& secret, double timeout_s,
+                            std::unique_ptr<StoreClient>* out) {
+  std::string host;
+  int port = 0;
+  RCC_RETURN_IF_ERROR(parse_target("connect", address, secret, out, &host, &port));
   const Clock::time_point deadline = deadline_after(timeout_s);
   std::string last_reason;
   for (;;) {
-    int fd = -1;
-    Status status = dial_tcp(host, port, deadline, &fd);
-    if (status == RCC_SUCCESS) {
-      auto client = std::make_unique<StoreClientImpl>(fd, address);
-      status = client->hello(secret, deadline);
-      if (status == RCC_SUCCESS) {
-        *out = std::move(client);
-        return RCC_SUCCESS;
-      }
-      if (status != RCC_ERR_TIMEOUT) return status;
-    }
+    bool dialed = false;
+    const Status status = attempt(host, port, address, secret, deadline, &dialed, out);
+    if (status == RCC_SUCCESS) return RCC_SUCCESS;
+    if (dialed && status != RCC_ERR_TIMEOUT) return status;  // the server refused this secret
     last_reason = last_error();
     if (Clock::now() >= deadline) break;
     // The server may not be up yet: retry, without spinning.

@@ -69,13 +69,8 @@ class TorchStoreConnection final : public RawStore {
 
   Status wait_get(const std::string& key, double timeout_s, std::vector<uint8_t>* bytes) override {
     const Clock::time_point deadline = deadline_after(timeout_s);
-    RCC_RETURN_IF_ERROR(dial(deadline));
-    std::vector<uint8_t> wire{static_cast<uint8_t>(Query::kWait)};
-    append_u64(1, &wire);
-    append_key(key, &wire);
-    RCC_RETURN_IF_ERROR(send(wire, deadline));
     uint8_t answer = 0;
-    Status status = receive(&answer, 1, deadline);
+    Status status = ask_about(Query::kWait, key, deadline, &answer);
     if (status == RCC_ERR_TIMEOUT) {
       drop();  // the WAIT stays registered at the server: its late answer must not meet a new request
       return fail_quietly(RCC_ERR_TIMEOUT, "key '%s' was not set in %s within %.3g s", key.c_str(), describe().c_str(),
@@ -88,13 +83,8 @@ class TorchStoreConnection final : public RawStore {
 
   Status try_get(const std::string& key, bool* found, std::vector<uint8_t>* bytes) override {
     const Clock::time_point deadline = deadline_after(kIoTimeoutSeconds);
-    RCC_RETURN_IF_ERROR(dial(deadline));
-    std::vector<uint8_t> wire{static_cast<uint8_t>(Query::kCheck)};
-    append_u64(1, &wire);
-    append_key(key, &wire);
-    RCC_RETURN_IF_ERROR(send(wire, deadline));
     uint8_t answer = 0;
-    RCC_RETURN_IF_ERROR(receive(&answer, 1, deadline));
+    RCC_RETURN_IF_ERROR(ask_about(Query::kCheck, key, deadline, &answer));
     *found = answer == kReady;
     return *found ? fetch(key, deadline, bytes) : RCC_SUCCESS;
   }
@@ -123,6 +113,17 @@ class TorchStoreConnection final : public RawStore {
   }
 
  private:
+  // WAIT or CHECK of one key: its one-byte answer (RCC_ERR_TIMEOUT, the connection kept, when the
+  // deadline passes first).
+  Status ask_about(Query query, const std::string& key, Clock::time_point deadline, uint8_t* answer) {
+    RCC_RETURN_IF_ERROR(dial(deadline));
+    std::vector<uint8_t> wire{static_cast<uint8_t>(query)};
+    append_u64(1, &wire);
+    append_key(key, &wire);
+    RCC_RETURN_IF_ERROR(send(wire, deadline));
+    return receive(answer, 1, deadline);
+  }
+
   Status fetch(const std::string& key, Clock::time_point deadline, std::vector<uint8_t>* bytes) {
     std::vector<uint8_t> wire{static_cast<uint8_t>(Query::kGet)};
     append_key(key, &wire);

@@ -44,6 +44,10 @@ Request* Engine::new_request() {
   request->error.clear();
   request->index = index;
   request->in_use = true;
+  request->transfer_in_flight = false;
+  request->ending = false;
+  request->refused = false;
+  ++request->generation;
   return request;
 }
 
@@ -68,10 +72,36 @@ Status Engine::check_usable(uint32_t context) {
 void Engine::complete(Request* request, Status status, const std::string& message) {
   if (request->done) return;
   request->done = true;
+  request->transfer_in_flight = false;
+  request->ending = false;
   request->status = status;
   if (!message.empty()) request->error = message;
   if (request->memory) request->memory.reset();
   if (request->remote_key) request->remote_key.reset();
+}
+
+void Engine::end_request(Request* request, Status status, const std::string& message) {
+  if (request->done || request->ending) return;
+  if (request->kind == Request::Kind::kRecv && !request->transfer_in_flight) matcher_.unpost(request);
+  const bool peer_alive = request->peer >= 0 && request->peer < size_ && request->peer != rank_ &&
+                          !peers_[static_cast<size_t>(request->peer)].failed;
+  if (request->transfer_in_flight && peer_alive) {
+    // The live peer may still write into (or the transport read from) the buffer: hand it back
+    // once that is over. The peer finishes or refuses every clear-to-send it got.
+    request->ending = true;
+    request->status = status;
+    request->error = message;
+    return;
+  }
+  complete(request, status, message);
+}
+
+void Engine::finish_transfer(Request* request) {
+  if (request->ending) {
+    complete(request, request->status, request->error);
+  } else {
+    complete(request, RCC_SUCCESS);
+  }
 }
 
 void Engine::deliver(Request* receive, int source, const SlotHeader& header, const void* payload) {
@@ -101,7 +131,8 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
   request->context = context;
   request->buffer = const_cast<void*>(buffer);
   request->bytes = bytes;
-  const SlotHeader header = message_header(tag, context, bytes, request->index);
+  SlotHeader header = message_header(tag, context, bytes, request->index);
+  header.sender_generation = request->generation;
   Status status =
       peer == rank_ ? send_to_self(buffer, bytes, tag, context, request) : start_large_send(request, header);
   if (status != RCC_SUCCESS) {
@@ -200,7 +231,7 @@ Status Engine::test(Request* request, bool* done) {
   std::lock_guard<std::mutex> guard(mutex_);
   if (!request->done) {
     Status status = progress_locked();
-    if (status != RCC_SUCCESS && !request->done) complete(request, status, last_error());
+    if (status != RCC_SUCCESS && !request->done) end_request(request, status, last_error());
   }
   *done = request->done;
   return RCC_SUCCESS;

@@ -125,6 +125,12 @@ class Engine final {
   // (>= 0: it failed), taking posted receives off the matcher.
   void end_requests_of_unusable(int peer);
   void complete(Request* request, Status status, const std::string& message = {});
+  // Ends a request with a failure: at once, or, while a live peer may still write into its buffer
+  // or the transport read from it, once that transfer is over (request.h, transfer_in_flight).
+  void end_request(Request* request, Status status, const std::string& message);
+  // A request's transfer is over (FIN, refusal or write completion): success, or the failure that
+  // ended it meanwhile.
+  void finish_transfer(Request* request);
   // The one place a matched message lands in its receive: copied, or the receive fails as
   // truncated (a message longer than the receive).
   void deliver(Request* receive, int source, const SlotHeader& header, const void* payload);
@@ -177,7 +183,9 @@ class Engine final {
   Status send_cts(Request* receive, const Arrival& rts);
   Status handle_rts(int peer, const SlotHeader& header);
   Status handle_cts(int peer, const SlotHeader& header, const uint8_t* key);
-  Status handle_fin(int peer, uint32_t request_index);
+  Status handle_fin(int peer, uint32_t request_index, bool refused);
+  // Answers a clear-to-send whose send is gone with a refusal (ImmKind::kFinRefused).
+  Status refuse_cts(int peer, uint32_t receiver_request);
   Status handle_write_done(uint64_t cookie);
 
   // progress.cc

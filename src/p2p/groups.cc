@@ -125,16 +125,20 @@ void Engine::fail_peer_locked(int peer, Status status, const std::string& messag
 void Engine::end_requests_of_unusable(int peer) {
   for (Request* request : requests_) {
     if (!request->in_use || request->done) continue;
+    if (request->ending) {
+      // Waiting for its transfer to end: the peer's death ends that wait.
+      if (peer >= 0 && request->peer == peer) complete(request, request->status, request->error);
+      continue;
+    }
     const Group* group = find_group(group_of_context(request->context));
     const bool unusable = group == nullptr || group->aborted_ || group->broken_ != RCC_SUCCESS;
     if (!unusable && (peer < 0 || request->peer != peer)) continue;
-    if (request->kind == Request::Kind::kRecv) matcher_.unpost(request);
     std::string message;
     const Status status = group_state(group, &message);
     if (status != RCC_SUCCESS) {
-      complete(request, status, message);
+      end_request(request, status, message);
     } else {
-      complete(request, RCC_ERR_PEER_FAILED, "rank " + std::to_string(peer) + " failed");
+      end_request(request, RCC_ERR_PEER_FAILED, "rank " + std::to_string(peer) + " failed");
     }
   }
 }

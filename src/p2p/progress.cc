@@ -30,7 +30,9 @@ Status Engine::handle_event(const transport::Event& event) {
       const ImmKind kind = imm_kind(event.imm);
       // Polled: the notice only woke this rank; the slot is consumed by poll_slots in order.
       if (kind == ImmKind::kSlot) return polled_ ? RCC_SUCCESS : handle_slot(event.peer, imm_arg(event.imm));
-      if (kind == ImmKind::kFin) return handle_fin(event.peer, imm_arg(event.imm));
+      if (kind == ImmKind::kFin || kind == ImmKind::kFinRefused) {
+        return handle_fin(event.peer, imm_arg(event.imm), kind == ImmKind::kFinRefused);
+      }
       if (kind == ImmKind::kCredit && !polled_) {
         state.granted_slots = credit_slots(imm_arg(event.imm), state.granted_slots);
         state.granted_fins = credit_fins(imm_arg(event.imm), state.granted_fins);
@@ -115,10 +117,7 @@ Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request)
   bool idle = false;
   while (!request->done) {
     Status status = progress_locked();
-    if (status != RCC_SUCCESS) {
-      complete(request, status, last_error());
-      break;
-    }
+    if (status != RCC_SUCCESS) end_request(request, status, last_error());
     if (request->done) break;
     if (!events_.empty() || last_pass_delivered_ > 0) {
       backoff.progressed();
@@ -155,8 +154,8 @@ Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request)
       announced = true;
       Status announced_status = announce_sleep();
       if (announced_status != RCC_SUCCESS) {
-        complete(request, announced_status, last_error());
-        break;
+        end_request(request, announced_status, last_error());
+        if (request->done) break;
       }
       continue;
     } else {
@@ -171,9 +170,20 @@ Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request)
       std::snprintf(message, sizeof message, "no progress for %.0f s (RCC_TIMEOUT) on a %s of %zu bytes %s (tag %d)",
                     timeout_s_, request->kind == Request::Kind::kSend ? "send" : "receive", request->bytes,
                     with.c_str(), request->tag);
+      if (request->ending) {
+        // A failure ended it; the live peer never finished the transfer it had started.
+        complete(request, request->status,
+                 request->error + "; rank " + std::to_string(request->peer) +
+                     " did not finish its transfer within RCC_TIMEOUT");
+        break;
+      }
       // Off the matcher: a message arriving later must not land in a request that is gone.
       if (request->kind == Request::Kind::kRecv) matcher_.unpost(request);
-      complete(request, RCC_ERR_TIMEOUT, message);
+      std::string text = message;
+      if (request->refused) {
+        text += "; rank " + std::to_string(request->peer) + " gave up sending it (a failure or abort on its side)";
+      }
+      complete(request, RCC_ERR_TIMEOUT, text);
     }
   }
   return RCC_SUCCESS;

@@ -38,6 +38,7 @@ Status Engine::send_cts(Request* receive, const Arrival& rts) {
   cts.tag = rts.header.tag;
   cts.context = rts.header.context;
   cts.sender_request = rts.header.sender_request;
+  cts.sender_generation = rts.header.sender_generation;
   cts.receiver_request = receive->index;
   const size_t length = rts.header.length;
   receive->matched = MessageInfo{peer, rts.header.tag, length};
@@ -58,16 +59,27 @@ Status Engine::send_cts(Request* receive, const Arrival& rts) {
   cts.length = length;
   cts.target_addr = reinterpret_cast<uint64_t>(receive->buffer);
   cts.key_length = static_cast<uint16_t>(key.size());
-  return post_slot_message(peer, cts, key.data(), key.size());
+  // From here the sender may write into the buffer at any time, until its FIN or refusal.
+  receive->transfer_in_flight = true;
+  Status status = post_slot_message(peer, cts, key.data(), key.size());
+  if (status != RCC_SUCCESS) receive->transfer_in_flight = false;
+  return status;
 }
 
 Status Engine::handle_cts(int peer, const SlotHeader& header, const uint8_t* key) {
   Request* send = request_at(header.sender_request);
-  if (send == nullptr || send->kind != Request::Kind::kSend || send->peer != peer || send->done ||
-      header.length > send->bytes || header.key_length > eager_limit_) {
-    // After a failure the send was already ended with the error: a late answer is expected.
-    if (some_peer_failed_ || some_group_unusable_) return RCC_SUCCESS;
+  const bool current = send != nullptr && send->kind == Request::Kind::kSend && send->peer == peer &&
+                       send->generation == header.sender_generation && send->context == header.context;
+  if (!current || send->done || send->ending) {
+    // After a failure the send was already ended with the error: a late answer is expected. The
+    // receiver keeps its buffer until it hears that nothing will be written.
+    if (some_peer_failed_ || some_group_unusable_) {
+      return header.length == 0 ? RCC_SUCCESS : refuse_cts(peer, header.receiver_request);
+    }
     return fail(RCC_ERR_TRANSPORT, "protocol error: unexpected clear-to-send from rank %d", peer);
+  }
+  if (send->transfer_in_flight || header.length > send->bytes || header.key_length > eager_limit_) {
+    return fail(RCC_ERR_TRANSPORT, "protocol error: a clear-to-send from rank %d that does not fit its send", peer);
   }
   if (header.length == 0) {
     complete(send, RCC_SUCCESS);  // the receiver refused a truncated message
@@ -75,31 +87,47 @@ Status Engine::handle_cts(int peer, const SlotHeader& header, const uint8_t* key
   }
   RCC_RETURN_IF_ERROR(
       transport_->import_key(peer, std::vector<uint8_t>(key, key + header.key_length), &send->remote_key));
+  send->transfer_in_flight = true;
   peers_[static_cast<size_t>(peer)].pending_writes.push_back(
       {send, header.target_addr, header.length, header.receiver_request});
   return flush_pending(peer);
 }
 
-Status Engine::handle_fin(int peer, uint32_t request_index) {
-  RCC_TRACE("write finished by rank %d for receive %u", peer, request_index);
+Status Engine::refuse_cts(int peer, uint32_t receiver_request) {
+  if (peers_[static_cast<size_t>(peer)].failed) return RCC_SUCCESS;
+  peers_[static_cast<size_t>(peer)].pending_writes.push_back({nullptr, 0, 0, receiver_request});
+  return flush_pending(peer);
+}
+
+Status Engine::handle_fin(int peer, uint32_t request_index, bool refused) {
+  RCC_TRACE("write %s by rank %d for receive %u", refused ? "refused" : "finished", peer, request_index);
   Request* receive = request_at(request_index);
-  if (receive == nullptr || receive->kind != Request::Kind::kRecv || receive->peer != peer || receive->done) {
+  if (receive == nullptr || receive->kind != Request::Kind::kRecv || receive->peer != peer || receive->done ||
+      !receive->transfer_in_flight) {
     if (some_peer_failed_ || some_group_unusable_) return RCC_SUCCESS;  // ended by the failure already
     return fail(RCC_ERR_TRANSPORT, "protocol error: rank %d finished a write for an unknown receive", peer);
   }
-  complete(receive, RCC_SUCCESS);
+  if (!refused || receive->ending) {
+    finish_transfer(receive);
+  } else {
+    // Nothing will land, but the failure that made the sender give up is not known here yet:
+    // the receive waits for it (or RCC_TIMEOUT), so its error names the rank that failed.
+    receive->transfer_in_flight = false;
+    receive->refused = true;
+  }
   ++peers_[static_cast<size_t>(peer)].fins_consumed;
   return send_credits(peer, false);
 }
 
 Status Engine::handle_write_done(uint64_t cookie) {
-  Request* send = request_at(cookie - 1);
-  if (send == nullptr || send->kind != Request::Kind::kSend) {
+  Request* send = request_at((cookie & 0xffffffffu) - 1);
+  if (send == nullptr || send->kind != Request::Kind::kSend || send->generation != cookie >> 32 ||
+      !send->transfer_in_flight) {
     if (some_peer_failed_ || some_group_unusable_) return RCC_SUCCESS;  // ended by the failure already
     return fail(RCC_ERR_INTERNAL, "write completion for an unknown request %llu",
                 static_cast<unsigned long long>(cookie));
   }
-  complete(send, RCC_SUCCESS);
+  finish_transfer(send);
   return RCC_SUCCESS;
 }
 

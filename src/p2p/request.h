@@ -34,6 +34,20 @@ struct Request {
   MessageInfo matched;  // receives: what arrived
   bool done = false;
   bool in_use = false;
+  // A rendezvous under way with a live peer: a receive whose clear-to-send is out (the peer may
+  // write into buffer until its FIN comes), a send whose write is queued or in flight (the
+  // transport reads buffer until it completes). Such a request is not handed back before then,
+  // even when a failure ends it, so no write lands in memory the application has freed.
+  bool transfer_in_flight = false;
+  // Ended by a failure while its transfer was in flight: status and error hold the outcome, given
+  // when the transfer is over (or its peer fails, or RCC_TIMEOUT passes).
+  bool ending = false;
+  // A receive whose sender answered its clear-to-send with a refusal (the sender's communicator
+  // failed first): it waits for this rank to see that failure too, which names the rank that died.
+  bool refused = false;
+  // Counts the reuses of this slot of the request table: a late answer about an earlier request
+  // with the same index (a clear-to-send, a write completion) is recognised and ignored.
+  uint32_t generation = 0;
   Status status = RCC_SUCCESS;
   std::string error;
   std::shared_ptr<transport::Memory> memory;  // registration of a large buffer (from the cache)

@@ -103,11 +103,26 @@ Status Engine::flush_pending(int peer) {
     PeerState::PendingWrite write = state.pending_writes.front();
     state.pending_writes.pop_front();
     Request* send = write.send;
-    RCC_TRACE("writing %llu bytes to rank %d for its receive %llu", static_cast<unsigned long long>(write.bytes), peer,
-              static_cast<unsigned long long>(write.receiver_request));
-    RCC_RETURN_IF_ERROR(
-        transport_->write(peer, send->buffer, write.bytes, *send->memory, write.target, *send->remote_key, true,
-                          make_imm(ImmKind::kFin, static_cast<uint32_t>(write.receiver_request)), send->index + 1));
+    const uint32_t receiver = static_cast<uint32_t>(write.receiver_request);
+    if (send == nullptr || send->done) {
+      // A refusal (or a send the timeout ended meanwhile): a notice of no bytes, so the receiver
+      // hands its buffer back.
+      RCC_RETURN_IF_ERROR(transport_->write(peer, &credit_staging_[static_cast<size_t>(peer)], 0,
+                                            *credit_staging_memory_, state.remote_credit, *state.credit_key, true,
+                                            make_imm(ImmKind::kFinRefused, receiver), 0));
+      ++state.fins_sent;
+      continue;
+    }
+    RCC_TRACE("writing %llu bytes to rank %d for its receive %u", static_cast<unsigned long long>(write.bytes), peer,
+              receiver);
+    // The cookie names the request and its generation, so a late completion never ends a reuse.
+    const uint64_t cookie = static_cast<uint64_t>(send->generation) << 32 | (send->index + 1);
+    Status status = transport_->write(peer, send->buffer, write.bytes, *send->memory, write.target, *send->remote_key,
+                                      true, make_imm(ImmKind::kFin, receiver), cookie);
+    if (status != RCC_SUCCESS) {
+      complete(send, status, last_error());
+      return status;
+    }
     ++state.fins_sent;
   }
   return RCC_SUCCESS;

@@ -26,8 +26,9 @@ struct SlotHeader {
   // traffic both ways no separate credit write is needed). Never decreases.
   uint64_t credit_slots;
   uint64_t credit_fins;
-  uint32_t receiver_request;  // kCts: the receiver's request index (its FIN names it)
-  uint32_t reserved[2];
+  uint32_t receiver_request;   // kCts: the receiver's request index (its FIN names it)
+  uint32_t sender_generation;  // kRts, kCts: the sender's request generation (request.h)
+  uint32_t reserved;
   // The message's number in this sender's stream to this receiver, from 1 (low 32 bits). Last, and
   // written again after the body (tail_offset): writes land in address order, so a receiver
   // polling the slot has the whole message once both words hold the number it expects next.
@@ -86,6 +87,9 @@ enum class ImmKind : uint32_t {
   // no bytes), so the sender never reads a credit word that a later write may be placing. The
   // argument holds the low kCreditBits of the cumulative slot and FIN counts (credit_imm_arg).
   kCredit = 4,
+  // The answer to a clear-to-send whose send had already been ended by a failure: nothing was
+  // written, and the receive named by the argument may be handed back. Counts as a FIN (credits).
+  kFinRefused = 5,
 };
 constexpr uint32_t kImmArgBits = 28;
 constexpr uint32_t kImmArgMask = (1u << kImmArgBits) - 1;

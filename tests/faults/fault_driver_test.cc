@@ -168,7 +168,8 @@ TEST(FaultHundred, EveryTrialReportsTheDeadRank) {
 
 // rcc_comm_abort from another thread ends a blocked receive (or a collective waiting for a peer
 // that never comes: "abort-collective") at once; later calls fail with RCC_ERR_ABORTED; destroy
-// returns promptly (checked inside the victim program).
+// returns promptly; a receive whose sender may still write into it ("abort-transfer") returns only
+// once nothing can land in the buffer (checked inside the victim program).
 class AbortTest : public testing::TestWithParam<const char*> {};
 
 TEST_P(AbortTest, AbortEndsBlockedCall) {
@@ -204,10 +205,10 @@ TEST(ShmFailureTest, LateRankGetsAnErrorNotAMismatchedResult) {
   EXPECT_FALSE(faults::processes_left(marker));
 }
 
-INSTANTIATE_TEST_SUITE_P(Calls, AbortTest, testing::Values("abort", "abort-collective"),
+INSTANTIATE_TEST_SUITE_P(Calls, AbortTest, testing::Values("abort", "abort-collective", "abort-transfer"),
                          [](const testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param) == "abort" ? std::string("receive")
-                                                                     : std::string("collective");
+                           const std::string op = info.param;
+                           return op == "abort" ? std::string("receive") : op.substr(op.find('-') + 1);
                          });
 
 }  // namespace

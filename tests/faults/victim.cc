@@ -18,9 +18,11 @@
 //
 // instead checks rcc_comm_abort from another thread: a blocked rcc_recv must return
 // RCC_ERR_ABORTED at once, later calls too, and rcc_comm_destroy must return promptly.
+// "abort-transfer": an aborted receive whose sender may still write returns only once it cannot.
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -253,6 +255,61 @@ int run_abort_check(rcc_comm_t comm, int rank, int size, bool collective) {
   return failures == 0 ? 0 : 1;
 }
 
+// "abort-transfer": rank 0's receive of a large message is aborted after its clear-to-send went
+// out, while rank 1 (which knows nothing of the abort) has not written yet. rcc_recv may return
+// only when no write can land in the buffer any more: rank 0 reuses the buffer at once, and a
+// message on another communicator (sent after rank 1's write, so it arrives after it) checks that
+// nothing overwrote it.
+int run_abort_transfer_check(rcc_comm_t comm, int rank) {
+  int failures = 0;
+  auto check = [&](bool ok, const std::string& what) {
+    if (!ok) {
+      std::fprintf(stderr, "abort-check rank %d: FAILED: %s (last error: %s)\n", rank, what.c_str(), rcc_last_error());
+      ++failures;
+    }
+  };
+  rcc_comm_t side = nullptr;
+  if (rcc_comm_dup(comm, &side) != RCC_SUCCESS) {
+    std::fprintf(stderr, "victim: rcc_comm_dup: %s\n", rcc_last_error());
+    return kUsage;
+  }
+  std::vector<float> buffer(size_t{1} << 18, 1.0f);  // 1 MiB: a rendezvous, not an eager message
+  int token = 0;
+  long long recv_ms = 0;
+  if (rank == 1) {
+    rcc_request_t send = nullptr;
+    check(rcc_isend(comm, buffer.data(), buffer.size(), RCC_FLOAT32, 0, 9, &send) == RCC_SUCCESS, "rcc_isend");
+    // No rcc call for a while: the clear-to-send waits here until rank 0 has aborted.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    check(rcc_wait(send) == RCC_SUCCESS, "the send to the aborted receive did not complete");
+    check(rcc_send(side, &token, 1, RCC_INT32, 0, 1) == RCC_SUCCESS, "rcc_send on the second communicator");
+    check(rcc_recv(side, &token, 1, RCC_INT32, 0, 2) == RCC_SUCCESS, "rcc_recv on the second communicator");
+  } else if (rank == 0) {
+    std::thread aborter([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      check(rcc_comm_abort(comm) == RCC_SUCCESS, "rcc_comm_abort");
+    });
+    const long long start = now_ms();
+    const rcc_status_t status = rcc_recv(comm, buffer.data(), buffer.size(), RCC_FLOAT32, 1, 9);
+    recv_ms = now_ms() - start;
+    aborter.join();
+    check(status == RCC_ERR_ABORTED, std::string("the aborted receive returned ") + rcc_status_string(status));
+    std::fill(buffer.begin(), buffer.end(), 7.0f);  // the buffer is the application's again
+    check(rcc_recv(side, &token, 1, RCC_INT32, 1, 1) == RCC_SUCCESS, "rcc_recv on the second communicator");
+    size_t overwritten = 0;
+    for (float v : buffer) overwritten += v != 7.0f;
+    check(overwritten == 0, std::to_string(overwritten) + " values were written after rcc_recv returned");
+    check(rcc_send(side, &token, 1, RCC_INT32, 1, 2) == RCC_SUCCESS, "rcc_send on the second communicator");
+  }
+  // Rank 0 left `comm` without a goodbye (it aborted it): rank 1 must not wait for one.
+  if (rank != 0) rcc_comm_abort(comm);
+  check(rcc_comm_destroy(comm) == RCC_SUCCESS, "rcc_comm_destroy of the aborted communicator");
+  check(rcc_comm_destroy(side) == RCC_SUCCESS, "rcc_comm_destroy of the second communicator");
+  say("abort-result rank=" + std::to_string(rank) + " failures=" + std::to_string(failures) +
+      " recv_ms=" + std::to_string(recv_ms));
+  return failures == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 // The last rank joins an allreduce long after the others gave up on it (RCC_TIMEOUT=1): nobody may
@@ -275,7 +332,8 @@ int run_late_check(rcc_comm_t comm, int rank, int size) {
 
 int main(int argc, char** argv) {
   if (argc < 2 || (std::string(argv[1]).rfind("abort", 0) != 0 && std::string(argv[1]) != "late" && argc < 4)) {
-    std::fprintf(stderr, "usage: victim OP VICTIM_RANK SEED [MARKER] | victim abort|abort-collective|late\n");
+    std::fprintf(stderr,
+                 "usage: victim OP VICTIM_RANK SEED [MARKER] | victim abort|abort-collective|abort-transfer|late\n");
     return kUsage;
   }
   const std::string op = argv[1];
@@ -289,6 +347,7 @@ int main(int argc, char** argv) {
   rcc_comm_size(comm, &size);
   g_job_rank = rank;
   if (op == "abort" || op == "abort-collective") return run_abort_check(comm, rank, size, op == "abort-collective");
+  if (op == "abort-transfer") return run_abort_transfer_check(comm, rank);
   if (op == "late") return run_late_check(comm, rank, size);
 
   const int victim = std::atoi(argv[2]);

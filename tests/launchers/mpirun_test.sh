@@ -8,10 +8,7 @@ set -u
 build=$1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/common.sh"
-probe=$build/tests/launchers/launch_probe
-p2p=$build/tests/p2p/p2p_test
-coll=$build/tests/collectives/collectives_test
-export RCC_TIMEOUT=60 RCC_BOOTSTRAP_TIMEOUT=60
+set_programs "$build"
 # As root, Open MPI asks for both (and would otherwise refuse to start).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 store=$(mktemp -d)

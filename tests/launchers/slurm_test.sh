@@ -12,10 +12,7 @@ SLURM_SCRIPTS=$2
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/common.sh"
 . "$here/lib/slurm.sh"
-probe=$build/tests/launchers/launch_probe
-p2p=$build/tests/p2p/p2p_test
-coll=$build/tests/collectives/collectives_test
-export RCC_TIMEOUT=60 RCC_BOOTSTRAP_TIMEOUT=60
+set_programs "$build"
 
 dir=$(mktemp -d /var/tmp/rcc-slurm.XXXXXX)
 dir2=$(mktemp -d /var/tmp/rcc-slurm2.XXXXXX)

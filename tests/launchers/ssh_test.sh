@@ -11,8 +11,7 @@ build=$2
 scripts=$3
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/common.sh"
-probe=$build/tests/launchers/launch_probe
-p2p=$build/tests/p2p/p2p_test
+set_programs "$build"
 net=80
 hosts="rccssh-a rccssh-b"
 dir=$(mktemp -d /var/tmp/rcc-ssh.XXXXXX)
@@ -60,7 +59,7 @@ CONF
 a=10.$net.0.2
 b=10.$net.0.3
 # The ranks dial back to rccrun's store on the bridge.
-export RCC_SOCKET_IFNAME=rccbr$net RCC_TIMEOUT=60 RCC_BOOTSTRAP_TIMEOUT=60
+export RCC_SOCKET_IFNAME=rccbr$net
 
 run_job "ssh reaches both hosts" 0 "^reached$" -- sh -c "ssh $a echo reached && ssh $b echo reached"
 run_job "rccrun -H a:1,b:1 over ssh: launch probe" 0 "launch probe: 2 ranks ok" -- \

@@ -9,10 +9,7 @@ set -u
 build=$1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/common.sh"
-probe=$build/tests/launchers/launch_probe
-p2p=$build/tests/p2p/p2p_test
-coll=$build/tests/collectives/collectives_test
-export RCC_TIMEOUT=60 RCC_BOOTSTRAP_TIMEOUT=60
+set_programs "$build"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 # torchrun N ARGS...: Debian's torchrun on a free port (the kernel's choice, released just before

@@ -325,11 +325,18 @@ def main():
     check_point_to_point(rank, size)
     check_groups(rank, size)
     check_unsupported(rank)
+    # A group that outlives the default one (as a DDP model's may): the job's last communicator is
+    # then its, and it still meets the others through the default group's store.
+    survivor = dist.new_group(list(range(size)))
     dist.barrier()
     if rank == 0:
         print(f"ops_test: {checks} checks passed on {size} rank(s) ({init}); against gloo for "
               f"{', '.join(sorted(str(d).replace('torch.', '') for d in GLOO_DTYPES)) or 'nothing'}", flush=True)
     dist.destroy_process_group()
+    t = torch.ones(4)
+    survivor.allreduce([t]).wait()  # torch forgot its groups: the process group object itself
+    expect_equal(t, torch.full((4,), float(size)), "all_reduce on a group after destroy_process_group")
+    del survivor
 
 
 if __name__ == "__main__":

@@ -51,3 +51,11 @@ finish() {
   echo "$passed passed, $failed failed"
   [ $failed -eq 0 ]
 }
+
+# The programs every launcher runs (BUILD_DIR): the launch probe, the p2p and collectives suites.
+set_programs() {
+  probe=$1/tests/launchers/launch_probe
+  p2p=$1/tests/p2p/p2p_test
+  coll=$1/tests/collectives/collectives_test
+  export RCC_TIMEOUT=60 RCC_BOOTSTRAP_TIMEOUT=60
+}
