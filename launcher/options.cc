@@ -89,6 +89,9 @@ const char* usage() {
          "  --failure-grace SEC    after a rank fails, let the others exit by themselves for SEC seconds\n"
          "                         (default 10; 0: at once), then SIGTERM, then SIGKILL 3 s later\n"
          "  --display-map          print where each rank runs before starting\n"
+         "  --[no-]dump-on-timeout after a failed job, print where each rank was stuck from the flight\n"
+         "                         recorders the ranks wrote (default on); SIGUSR1 to rccrun prints it\n"
+         "                         for a running job\n"
          "  -h, --help             this help\n"
          "  --version              print the version\n"
          "Local ranks inherit rccrun's environment; remote ones get only the RCC_* variables, -x and --env.\n"
@@ -130,6 +133,10 @@ bool parse_command_line(int argc, const char* const* argv, Options* options, std
       parsed.tag_output = true;
     } else if (arg == "--display-map") {
       parsed.display_map = true;
+    } else if (arg == "--dump-on-timeout") {
+      parsed.dump_on_timeout = true;
+    } else if (arg == "--no-dump-on-timeout") {
+      parsed.dump_on_timeout = false;
     } else if (matches(arg, "-n") || matches(arg, "-np") || matches(arg, "--np") || matches(arg, "-c")) {
       std::string name = arg.substr(0, arg.find('='));
       if (!value_of(arg, name, &value)) return false;

@@ -29,6 +29,9 @@ struct Options {
   // death to them) before SIGTERM; 0: at once.
   double failure_grace_s = 10;
   bool display_map = false;
+  // Ranks write their flight recorder into a directory when they time out or on SIGUSR1 to rccrun,
+  // and rccrun prints the table of them (docs/debugging.md).
+  bool dump_on_timeout = true;
   bool help = false;
   bool version = false;
   std::vector<std::string> command;  // program and its arguments

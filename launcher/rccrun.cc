@@ -20,6 +20,7 @@
 
 #include "bootstrap/job.h"
 #include "bootstrap/store.h"
+#include "dump_collector.h"
 #include "line_forwarder.h"
 #include "options.h"
 #include "rank_setup.h"
@@ -53,7 +54,7 @@ class Job {
   int run() {
     sigset_t handled;
     sigemptyset(&handled);
-    for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&handled, sig);
+    for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1}) sigaddset(&handled, sig);
     // Blocked before the store's thread starts, so only signalfd sees them.
     pthread_sigmask(SIG_BLOCK, &handled, &original_mask_);
     signal(SIGPIPE, SIG_IGN);
@@ -63,6 +64,7 @@ class Job {
       return 1;
     }
     if (!start_store()) return 1;
+    if (!dumps_.prepare(&options_)) return 1;
     if (!prepare_ranks(options_, placement_, store_->address(), secret_, &ranks_)) return 1;
     if (options_.display_map) display_map();
     for (Rank& rank : ranks_) {
@@ -72,6 +74,7 @@ class Job {
       }
     }
     supervise();
+    if (exit_status_ != 0) dumps_.report();
     return exit_status_;
   }
 
@@ -124,7 +127,9 @@ class Job {
       setpgid(0, 0);
       struct sigaction default_action {};
       default_action.sa_handler = SIG_DFL;
-      for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) sigaction(sig, &default_action, nullptr);
+      for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1}) {
+        sigaction(sig, &default_action, nullptr);
+      }
       sigprocmask(SIG_SETMASK, &original_mask_, nullptr);
       if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
       if (rank.stdin_pipe[0] >= 0) dup2(rank.stdin_pipe[0], STDIN_FILENO);
@@ -209,6 +214,8 @@ class Job {
     const auto grace = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(std::max(0.0, options_.failure_grace_s)));
     terminate_at_ = Clock::now() + std::max<Clock::duration>(grace, kFailureSettle);
+    // After a timeout, the ranks still running say where they are, for the table printed at the end.
+    if (dumps_.timed_out()) dumps_.request_missing(ranks_);
   }
 
   void send_stop_signal(int sig) {
@@ -278,6 +285,10 @@ class Job {
     while (read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
       int sig = static_cast<int>(info.ssi_signo);
       if (sig == SIGCHLD) continue;  // reaped below
+      if (sig == SIGUSR1) {          // where is everyone? (the job goes on)
+        dumps_.request_fresh(ranks_);
+        continue;
+      }
       if (!stop_signal_sent_) {
         say("received signal %s; forwarding it to %d rank%s", signal_text(sig).c_str(), running_,
             running_ == 1 ? "" : "s");
@@ -310,6 +321,7 @@ class Job {
       if (kill_at_) wake = wake ? std::min(*wake, *kill_at_) : *kill_at_;
       if (terminate_at_) wake = wake ? std::min(*wake, *terminate_at_) : *terminate_at_;
       if (report_at_) wake = wake ? std::min(*wake, *report_at_) : *report_at_;
+      if (auto dump_wake = dumps_.wake()) wake = wake ? std::min(*wake, *dump_wake) : *dump_wake;
       int timeout_ms = -1;
       if (wake) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*wake - Clock::now()).count();
@@ -331,6 +343,7 @@ class Job {
         begin_stop(124, SIGTERM);
       }
       if (report_at_ && now >= *report_at_) report_failure();
+      dumps_.poll(ranks_);
       if (terminate_at_ && now >= *terminate_at_) {
         say("%d rank%s still running %g s after the failure; sending SIGTERM", running_, running_ == 1 ? "" : "s",
             options_.failure_grace_s);
@@ -357,6 +370,7 @@ class Job {
   std::string secret_;
   std::vector<Rank> ranks_;
   std::vector<LineForwarder> forwarders_;
+  DumpCollector dumps_;
   sigset_t original_mask_{};
   int signal_fd_ = -1;
   int running_ = 0;

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "api/validate.h"
+#include "comm/call_record.h"
 #include "comm/comm.h"
 
 using rcc::Status;
@@ -54,6 +55,16 @@ rcc_msg_info_t to_info(const rcc_comm* comm, const rcc::p2p::MessageInfo& matche
                         matched.bytes};
 }
 
+// The flight recorder's entry of a point-to-point call (peer and tag as the caller gave them).
+uint64_t record(const rcc_comm* comm, int op, rcc_datatype_t datatype, size_t count, int peer, int tag) {
+  return rcc::CallRecorder::instance().begin(comm->group->id(), 0, op, datatype, count, peer, tag);
+}
+
+Status recorded(uint64_t ticket, Status status) {
+  rcc::CallRecorder::instance().end(ticket, status);
+  return status;
+}
+
 rcc_request* wrap(rcc_comm* comm, rcc::p2p::Request* request) {
   rcc_request* wrapped = rcc::acquire_request();
   wrapped->comm = comm;
@@ -97,6 +108,7 @@ Status finish(rcc_request* request, rcc_msg_info_t* info) {
     status = request->comm->executor->wait(request->collective);
     matched = rcc_msg_info_t{};
   }
+  rcc::CallRecorder::instance().end(request->record, status);
   rcc::recycle_request(request);
   if (status == RCC_SUCCESS && info != nullptr) *info = matched;
   return status;
@@ -118,9 +130,12 @@ extern "C" rcc_status_t rcc_isend(rcc_comm_t comm, const void* buf, size_t count
   RCC_RETURN_IF_ERROR(check_send(comm, buf, count, datatype, peer, tag, "rcc_isend", "peer", &bytes));
   if (request == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_isend: request is NULL");
   rcc::p2p::Request* pending = nullptr;
-  RCC_RETURN_IF_ERROR(comm->engine->isend(buf, bytes, comm->job_rank(peer), tag, comm->user_context, &pending));
+  const uint64_t ticket = record(comm, rcc::kCallSend, datatype, count, peer, tag);
+  RCC_RETURN_IF_ERROR(
+      recorded(ticket, comm->engine->isend(buf, bytes, comm->job_rank(peer), tag, comm->user_context, &pending)));
   rcc_request* wrapped = wrap(comm, pending);
   wrapped->send_info = rcc_msg_info_t{peer, tag, bytes};
+  wrapped->record = ticket;
   *request = wrapped;
   return RCC_SUCCESS;
 }
@@ -131,8 +146,12 @@ extern "C" rcc_status_t rcc_irecv(rcc_comm_t comm, void* buf, size_t count, rcc_
   RCC_RETURN_IF_ERROR(check_recv(comm, buf, count, datatype, peer, tag, "rcc_irecv", &bytes));
   if (request == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_irecv: request is NULL");
   rcc::p2p::Request* pending = nullptr;
-  RCC_RETURN_IF_ERROR(comm->engine->irecv(buf, bytes, engine_source(comm, peer), tag, comm->user_context, &pending));
-  *request = wrap(comm, pending);
+  const uint64_t ticket = record(comm, rcc::kCallRecv, datatype, count, peer, tag);
+  RCC_RETURN_IF_ERROR(
+      recorded(ticket, comm->engine->irecv(buf, bytes, engine_source(comm, peer), tag, comm->user_context, &pending)));
+  rcc_request* wrapped = wrap(comm, pending);
+  wrapped->record = ticket;
+  *request = wrapped;
   return RCC_SUCCESS;
 }
 
@@ -140,13 +159,15 @@ extern "C" rcc_status_t rcc_send(rcc_comm_t comm, const void* buf, size_t count,
                                  int tag) {
   size_t bytes = 0;
   RCC_RETURN_IF_ERROR(check_send(comm, buf, count, datatype, peer, tag, "rcc_send", "peer", &bytes));
-  return comm->engine->send(buf, bytes, comm->job_rank(peer), tag, comm->user_context);
+  const uint64_t ticket = record(comm, rcc::kCallSend, datatype, count, peer, tag);
+  return recorded(ticket, comm->engine->send(buf, bytes, comm->job_rank(peer), tag, comm->user_context));
 }
 
 extern "C" rcc_status_t rcc_recv(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int peer, int tag) {
   size_t bytes = 0;
   RCC_RETURN_IF_ERROR(check_recv(comm, buf, count, datatype, peer, tag, "rcc_recv", &bytes));
-  return comm->engine->recv(buf, bytes, engine_source(comm, peer), tag, comm->user_context);
+  const uint64_t ticket = record(comm, rcc::kCallRecv, datatype, count, peer, tag);
+  return recorded(ticket, comm->engine->recv(buf, bytes, engine_source(comm, peer), tag, comm->user_context));
 }
 
 extern "C" rcc_status_t rcc_recv_info(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int peer,
@@ -154,7 +175,9 @@ extern "C" rcc_status_t rcc_recv_info(rcc_comm_t comm, void* buf, size_t count, 
   size_t bytes = 0;
   RCC_RETURN_IF_ERROR(check_recv(comm, buf, count, datatype, peer, tag, "rcc_recv_info", &bytes));
   rcc::p2p::MessageInfo matched;
-  RCC_RETURN_IF_ERROR(comm->engine->recv(buf, bytes, engine_source(comm, peer), tag, comm->user_context, &matched));
+  const uint64_t ticket = record(comm, rcc::kCallRecv, datatype, count, peer, tag);
+  RCC_RETURN_IF_ERROR(
+      recorded(ticket, comm->engine->recv(buf, bytes, engine_source(comm, peer), tag, comm->user_context, &matched)));
   if (info != nullptr) *info = to_info(comm, matched);
   return RCC_SUCCESS;
 }

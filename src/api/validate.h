@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "base/names.h"
 #include "base/status.h"
 #include "comm/comm.h"
 
@@ -23,8 +24,6 @@ Status tag_error(int tag, const char* function);
 
 Status check_datatype(rcc_datatype_t datatype, const char* function);
 Status check_op(rcc_op_t op, rcc_datatype_t datatype, const char* function);
-const char* datatype_name(rcc_datatype_t datatype);
-const char* op_name(rcc_op_t op);
 // One count and displacement per rank (vector collectives): neither array NULL, and every block
 // displs[r] + counts[r] of elements within what size_t can address in bytes. *extent: the
 // elements the buffer must hold (the end of the furthest block).

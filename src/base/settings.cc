@@ -49,6 +49,14 @@ const std::vector<Setting>& table() {
       integer_row("RCC_TIMEOUT", "60", 1, 86400 * 7,
                   "Seconds without progress on a pending operation before it fails with RCC_ERR_TIMEOUT; a peer's "
                   "death is reported sooner."),
+      integer_row("RCC_CALL_RECORD", "4096", 0, 1 << 20,
+                  "Calls kept in each process's flight recorder (the most recent collectives and point-to-point "
+                  "calls, shown when a call times out and by rcc-dump); 0 turns it off. About 80 bytes each."),
+      text_row("RCC_DEBUG_DUMP_DIR", "",
+               "Directory where a rank that times out (or is asked by rccrun) writes its flight recorder, as "
+               "rcc-calls.RANK.txt; read them with rcc-dump DIR. Empty: the record goes to stderr."),
+      choice_row("RCC_DEBUG_DUMP_SIGNAL", "0", "0,1",
+                 "1: SIGUSR1 makes each rank write its flight recorder (to RCC_DEBUG_DUMP_DIR); rccrun sets it."),
       choice_row("RCC_CHECK", "0", "0,1",
                  "1: collectives verify that all ranks passed the same collective, count, datatype, op and root."),
       text_row("RCC_ALGO", "",

@@ -6,6 +6,7 @@
 
 #include "base/log.h"
 #include "base/settings.h"
+#include "comm/call_dump.h"
 #include "comm/collective_exchange.h"
 #include "transport/transport.h"
 
@@ -140,10 +141,12 @@ Status create_comm(const bootstrap::JobInfo& info, std::unique_ptr<bootstrap::Re
   RCC_RETURN_IF_ERROR(transport::create_transport(options, &transport));
   RCC_RETURN_IF_ERROR(p2p::Engine::create(std::move(transport), meet, job.bootstrap_timeout_s, &job.engine));
   job.engine->set_wait_policy(job.wait);
+  dump_calls_on_first_timeout(job);
   p2p::Engine* engine = job.engine.get();
   RCC_RETURN_IF_ERROR(bootstrap::LivenessMonitor::start(
       meet, info.secret, job.bootstrap_timeout_s,
       [engine](int peer, const std::string& why) { engine->peer_failed(peer, why); }, &job.liveness));
+  RCC_RETURN_IF_ERROR(DumpOnSignal::start(job, &job.dump_on_signal));
 
   auto comm = std::make_unique<rcc_comm>();
   comm->rank = info.rank;

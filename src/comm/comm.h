@@ -13,6 +13,7 @@
 #include "bootstrap/job.h"
 #include "bootstrap/liveness.h"
 #include "collectives/collective.h"
+#include "comm/dump_signal.h"
 #include "comm/executor.h"
 #include "p2p/engine.h"
 #include "rcc/rcc.h"
@@ -37,6 +38,7 @@ struct JobConnections {
   WaitPolicy wait;                          // refers to presence
   std::unique_ptr<p2p::Engine> engine;
   std::unique_ptr<bootstrap::LivenessMonitor> liveness;  // reports dead peers to the engine
+  std::unique_ptr<DumpOnSignal> dump_on_signal;          // RCC_DEBUG_DUMP_SIGNAL=1: SIGUSR1 dumps the calls
 
   std::mutex comms_mutex;
   int comms = 0;  // live communicators on it
@@ -90,6 +92,7 @@ struct rcc_request {
   rcc::p2p::Request* p2p = nullptr;
   std::shared_ptr<rcc::Task> collective;  // a nonblocking collective
   rcc_msg_info_t send_info{};             // a send: its peer, tag and bytes (rcc_wait_info)
+  uint64_t record = 0;                    // its flight-recorder entry (comm/call_record.h)
   std::atomic<bool> live{false};          // handed out and not yet waited for (pool bookkeeping)
 };
 

@@ -3,15 +3,40 @@
 #include "collectives/argument_check.h"
 #include "collectives/execute.h"
 #include "collectives/tuner.h"
+#include "comm/call_dump.h"
+#include "comm/call_record.h"
 
 namespace rcc {
 namespace {
 
+bool rooted(collectives::Kind kind) {
+  using collectives::Kind;
+  return kind == Kind::kBroadcast || kind == Kind::kReduce || kind == Kind::kGather || kind == Kind::kScatter ||
+         kind == Kind::kGatherv || kind == Kind::kScatterv;
+}
+
 Status run(rcc_comm* comm, const collectives::Args& args, const collectives::AlgorithmRow& algorithm, bool check) {
   if (comm->aborted.load())
     return fail(RCC_ERR_ABORTED, "%s: the communicator was aborted", collectives::kind_name(args.kind));
+  // Recorded when it starts running (queued nonblocking ones wait their turn unrecorded).
+  const uint64_t sequence = comm->collective_sequence;
+  const int op = static_cast<int>(args.kind);
+  CallRecorder& recorder = CallRecorder::instance();
+  const uint64_t ticket = recorder.begin(comm->group->id(), sequence, op, args.datatype, args.count,
+                                         rooted(args.kind) ? args.root : -1, -1);
   collectives::Context ctx = comm->next_collective();
-  return collectives::execute(ctx, args, algorithm, check);
+  const Status status = collectives::execute(ctx, args, algorithm, check);
+  if (status != RCC_SUCCESS) {
+    // Which call of which communicator, numbered as on every other rank.
+    if (status == RCC_ERR_TIMEOUT || status == RCC_ERR_MISMATCH) {
+      set_last_error(describe_call(*comm, op, sequence) + ": " + last_error());
+    }
+    const std::string message = last_error();
+    dump_calls_after_failure(*comm->job, status);
+    set_last_error(message);  // writing the dump may not replace it
+  }
+  recorder.end(ticket, status);
+  return status;
 }
 
 }  // namespace

@@ -146,6 +146,7 @@ bool claim_request(rcc_request* request) {
 void recycle_request(rcc_request* request) {
   request->comm = nullptr;
   request->p2p = nullptr;
+  request->record = 0;
   if (request->collective != nullptr) request->collective.reset();
   std::vector<rcc_request*>* cache = t_cache.handles;
   if (cache != nullptr && cache->size() < kThreadCacheMax) {

@@ -285,6 +285,37 @@ void Engine::peer_failed(int peer, const std::string& why) {
   has_reported_failures_.store(true, std::memory_order_release);
 }
 
+std::vector<Engine::PendingRequest> Engine::pending_requests() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return pending_requests_locked();
+}
+
+std::vector<Engine::PendingRequest> Engine::pending_requests_locked() const {
+  std::vector<PendingRequest> pending;
+  for (const Request* request : requests_) {
+    if (!request->in_use || request->done) continue;
+    pending.push_back(PendingRequest{request->context, request->peer, request->tag,
+                                     request->kind == Request::Kind::kSend, request->bytes});
+  }
+  return pending;
+}
+
+Engine::GroupMembers Engine::group_members() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return group_members_locked();
+}
+
+Engine::GroupMembers Engine::group_members_locked() const {
+  GroupMembers groups;
+  for (const auto& group : groups_) groups.emplace_back(group->id(), group->members());
+  return groups;
+}
+
+void Engine::set_timeout_hook(TimeoutHook hook) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  timeout_hook_ = std::move(hook);
+}
+
 void Engine::progress() {
   std::lock_guard<std::mutex> guard(mutex_);
   progress_locked();

@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -97,6 +98,23 @@ class Engine final {
   bool maybe_unusable(const Group& group) const {
     return group.unusable_.load(std::memory_order_acquire) || has_reported_failures_.load(std::memory_order_acquire);
   }
+
+  // What a dump of a stuck rank shows (comm/call_dump.h): every unfinished request, and the
+  // members (engine ranks) of every group.
+  struct PendingRequest {
+    uint32_t context;
+    int peer;  // engine rank, or kAnySource
+    int tag;
+    bool send;
+    size_t bytes;
+  };
+  using GroupMembers = std::vector<std::pair<uint32_t, std::vector<int>>>;
+  std::vector<PendingRequest> pending_requests();
+  GroupMembers group_members();
+  // Called (under the engine's lock: it must not call the engine) when a wait times out, before
+  // the timed-out request is ended, with what is unfinished at that moment.
+  using TimeoutHook = std::function<void(const GroupMembers&, const std::vector<PendingRequest>&)>;
+  void set_timeout_hook(TimeoutHook hook);
 
   // Read it while no other thread uses the engine.
   const EngineCounters& counters() const { return counters_; }
@@ -188,6 +206,9 @@ class Engine final {
   Status refuse_cts(int peer, uint32_t receiver_request);
   Status handle_write_done(uint64_t cookie);
 
+  std::vector<PendingRequest> pending_requests_locked() const;
+  GroupMembers group_members_locked() const;
+
   // progress.cc
   Status progress_locked();
   Status handle_event(const transport::Event& event);
@@ -204,6 +225,7 @@ class Engine final {
   std::unique_ptr<RegistrationCache> registrations_;  // before the areas' registrations: destroyed after them
   int rank_;
   int size_;
+  TimeoutHook timeout_hook_;
   size_t eager_limit_ = 0;
   size_t slot_bytes_ = 0;
   uint32_t slots_ = 0;            // per peer

@@ -170,6 +170,7 @@ Status Engine::wait_locked(std::unique_lock<std::mutex>& lock, Request* request)
       std::snprintf(message, sizeof message, "no progress for %.0f s (RCC_TIMEOUT) on a %s of %zu bytes %s (tag %d)",
                     timeout_s_, request->kind == Request::Kind::kSend ? "send" : "receive", request->bytes,
                     with.c_str(), request->tag);
+      if (timeout_hook_) timeout_hook_(group_members_locked(), pending_requests_locked());
       if (request->ending) {
         // A failure ended it; the live peer never finished the transfer it had started.
         complete(request, request->status,
