@@ -95,7 +95,7 @@ std::optional<DumpCollector::Clock::time_point> DumpCollector::wake() const {
   return std::min(deadline_, Clock::now() + kLookEvery);
 }
 
-void DumpCollector::poll(const std::vector<Rank>& ranks) {
+void DumpCollector::poll() {
   if (!fresh_pending_) return;
   std::vector<int> missing;
   for (int rank : asked_) {
@@ -107,7 +107,6 @@ void DumpCollector::poll(const std::vector<Rank>& ranks) {
     say("rank%s %s did not answer within %lld s", missing.size() == 1 ? "" : "s",
         rcc::report::rank_ranges(missing).c_str(), static_cast<long long>(kAnswerTime.count()));
   }
-  (void)ranks;
   print_table("where the ranks are");
 }
 

@@ -32,7 +32,7 @@ class DumpCollector {
   // When the supervisor should call poll() next (none when nothing is asked).
   std::optional<Clock::time_point> wake() const;
   // Prints the table of a fresh request once it is complete or its time is up.
-  void poll(const std::vector<Rank>& ranks);
+  void poll();
   // Whether a rank wrote a dump because a call of its timed out.
   bool timed_out() const;
   // At the end of a failed job in which a call timed out: the table of the dumps the ranks left.

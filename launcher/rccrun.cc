@@ -343,7 +343,7 @@ class Job {
         begin_stop(124, SIGTERM);
       }
       if (report_at_ && now >= *report_at_) report_failure();
-      dumps_.poll(ranks_);
+      dumps_.poll();
       if (terminate_at_ && now >= *terminate_at_) {
         say("%d rank%s still running %g s after the failure; sending SIGTERM", running_, running_ == 1 ? "" : "s",
             options_.failure_grace_s);

@@ -60,7 +60,6 @@ std::string p2p_name(const Call& c) {
 // What one rank of a communicator is doing there.
 struct Position {
   int rank = 0;                   // in the communicator
-  int job_rank = 0;               // in the job
   bool dumped = false;            // left a dump
   const Call* latest = nullptr;   // its latest collective on the communicator
   const Call* current = nullptr;  // its running call on the communicator (collective or p2p), if any
@@ -218,7 +217,6 @@ std::string format_table(const std::vector<Dump>& dumps) {
     for (size_t r = 0; r < members.size(); ++r) {
       Position p;
       p.rank = static_cast<int>(r);
-      p.job_rank = members[r];
       auto it = by_rank.find(members[r]);
       if (it != by_rank.end()) {
         p.dumped = true;

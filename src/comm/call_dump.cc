@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/names.h"
 #include "base/settings.h"
+#include "bootstrap/socket_util.h"
 #include "comm/call_record.h"
 
 namespace rcc {
@@ -57,13 +58,11 @@ std::string join(const std::vector<int>& values) {
 
 }  // namespace
 
-std::string format_call_dump(int rank, int size, const GroupList& groups,
+std::string format_call_dump(int rank, int size, const p2p::Engine::GroupMembers& groups,
                              const std::vector<p2p::Engine::PendingRequest>& pending, const char* reason) {
-  char host[256] = "?";
-  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "?");
   std::string out = "# rcc flight recorder (read with rcc-dump)\n";
   out += "rank=" + std::to_string(rank) + " size=" + std::to_string(size) + " pid=" + std::to_string(getpid()) +
-         " host=" + host + " reason=" + reason + "\n";
+         " host=" + bootstrap::host_name() + " reason=" + reason + "\n";
   std::map<uint32_t, std::vector<int>> members;
   for (const auto& [id, ranks] : groups) {
     members[id] = ranks;
@@ -124,7 +123,7 @@ std::atomic<bool> g_dumped_on_failure{false};
 void dump_calls_on_first_timeout(JobConnections& job) {
   const int rank = job.rank, size = job.size;
   job.engine->set_timeout_hook(
-      [rank, size](const GroupList& groups, const std::vector<p2p::Engine::PendingRequest>& pending) {
+      [rank, size](const p2p::Engine::GroupMembers& groups, const std::vector<p2p::Engine::PendingRequest>& pending) {
         if (g_dumped_on_failure.exchange(true)) return;
         write_call_dump(rank, format_call_dump(rank, size, groups, pending, "timeout"));
       });

@@ -12,10 +12,8 @@
 
 namespace rcc {
 
-using GroupList = std::vector<std::pair<uint32_t, std::vector<int>>>;
-
 // A rank's dump as text, from what the engine says is unfinished and its groups.
-std::string format_call_dump(int rank, int size, const GroupList& groups,
+std::string format_call_dump(int rank, int size, const p2p::Engine::GroupMembers& groups,
                              const std::vector<p2p::Engine::PendingRequest>& pending, const char* reason);
 // Writes a dump to RCC_DEBUG_DUMP_DIR/rcc-calls.RANK.txt (replacing an older one), or to stderr
 // when that is unset. Never fails the caller: a dump that cannot be written is logged.

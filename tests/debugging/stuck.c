@@ -53,7 +53,6 @@ int main(int argc, char** argv) {
   rcc_comm_rank(comm, &rank);
   rcc_comm_size(comm, &size);
   const int odd_here = world_rank == odd;
-  const int in_odd_half = !use_sub || (world_rank < world_size / 2) == (odd < world_size / 2);
   int failed = 0;
   for (int i = 0; i < iterations && !failed; ++i) {
     int value = rank + i, sum = 0;
@@ -85,7 +84,6 @@ int main(int argc, char** argv) {
     }
     if (strcmp(mode, "healthy") == 0) usleep(20000); /* long enough for a SIGUSR1 to come meanwhile */
   }
-  (void)in_odd_half;
   if (strcmp(mode, "record") == 0 && !failed) {
     raise(SIGUSR1); /* RCC_DEBUG_DUMP_SIGNAL=1: the library's thread writes the dump */
     usleep(500000);
