@@ -32,7 +32,8 @@ typedef enum {
   RCC_ERR_UNSUPPORTED = 10,
   RCC_ERR_ABORTED = 11,  /* the communicator was aborted with rcc_comm_abort */
   RCC_ERR_MISMATCH = 12, /* ranks called a collective with different arguments (RCC_CHECK=1) */
-  RCC_ERR_INTERNAL = 13
+  RCC_ERR_INTERNAL = 13,
+  RCC_ERR_CANCELLED = 14 /* the receive was cancelled (rcc_cancel) before a message matched it */
 } rcc_status_t;
 
 typedef enum {
@@ -133,6 +134,11 @@ rcc_status_t rcc_comm_destroy(rcc_comm_t comm);
  * ties by rank in comm. color >= 0 or RCC_UNDEFINED (then *newcomm = NULL). The new communicator
  * shares comm's connections; either may be destroyed first. */
 rcc_status_t rcc_comm_split(rcc_comm_t comm, int color, int key, rcc_comm_t* newcomm);
+/* Which host of comm this rank runs on: *host in [0, *hosts), hosts numbered in the order of their
+ * lowest rank. Ranks on one host can share memory (decided at set-up from what they share, as
+ * MPI_COMM_TYPE_SHARED wants); rcc_comm_split with color *host groups them. Either output may be
+ * NULL. */
+rcc_status_t rcc_comm_host(rcc_comm_t comm, int* host, int* hosts);
 /* The same ranks in the same order, with traffic of its own. Collective over comm. */
 rcc_status_t rcc_comm_dup(rcc_comm_t comm, rcc_comm_t* newcomm);
 /* Collective over the n ranks listed only (as MPI_Comm_create_group): a communicator of comm's
@@ -148,6 +154,11 @@ rcc_status_t rcc_comm_create_group(rcc_comm_t comm, const int* ranks, int n, int
  * longer one fails it with RCC_ERR_TRUNCATED. */
 rcc_status_t rcc_send(rcc_comm_t comm, const void* buf, size_t count, rcc_datatype_t datatype, int peer, int tag);
 rcc_status_t rcc_recv(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int peer, int tag);
+/* Synchronous sends (MPI_Ssend): complete only once the receiver's receive matched the message,
+ * whatever its size (such a send always goes by rendezvous). */
+rcc_status_t rcc_ssend(rcc_comm_t comm, const void* buf, size_t count, rcc_datatype_t datatype, int peer, int tag);
+rcc_status_t rcc_issend(rcc_comm_t comm, const void* buf, size_t count, rcc_datatype_t datatype, int peer, int tag,
+                        rcc_request_t* request);
 rcc_status_t rcc_isend(rcc_comm_t comm, const void* buf, size_t count, rcc_datatype_t datatype, int peer, int tag,
                        rcc_request_t* request);
 rcc_status_t rcc_irecv(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int peer, int tag,
@@ -169,6 +180,11 @@ rcc_status_t rcc_iprobe(rcc_comm_t comm, int peer, int tag, int* found, rcc_msg_
  * the message received. */
 rcc_status_t rcc_sendrecv(rcc_comm_t comm, const void* sendbuf, size_t sendcount, int dest, int sendtag, void* recvbuf,
                           size_t recvcount, int source, int recvtag, rcc_datatype_t datatype, rcc_msg_info_t* info);
+/* Cancels a receive that no message has matched yet: it is taken off, and its rcc_wait / rcc_test
+ * then returns RCC_ERR_CANCELLED (*cancelled = 1). A matched receive, a send or a collective is
+ * not affected (*cancelled = 0) and completes as it would. cancelled may be NULL. The request
+ * must still be waited for or tested to free it. */
+rcc_status_t rcc_cancel(rcc_request_t request, int* cancelled);
 /* Waits for every request (NULL entries are skipped), frees all, sets every entry to NULL and
  * returns the first failure. */
 rcc_status_t rcc_waitall(int n, rcc_request_t* requests);

@@ -182,6 +182,14 @@ extern "C" rcc_status_t rcc_comm_split(rcc_comm_t comm, int color, int key, rcc_
   return RCC_SUCCESS;
 }
 
+extern "C" rcc_status_t rcc_comm_host(rcc_comm_t comm, int* host, int* hosts) {
+  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, "rcc_comm_host"));
+  // The host map groups ranks by what they found they can share at set-up (bootstrap/hosts.h).
+  if (host != nullptr) *host = comm->hosts.host_of(comm->rank);
+  if (hosts != nullptr) *hosts = comm->hosts.hosts();
+  return RCC_SUCCESS;
+}
+
 extern "C" rcc_status_t rcc_comm_create_group(rcc_comm_t comm, const int* ranks, int n, int tag, rcc_comm_t* newcomm) {
   RCC_RETURN_IF_ERROR(rcc::check_comm(comm, "rcc_comm_create_group"));
   if (newcomm == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_create_group: newcomm is NULL");

@@ -140,6 +140,41 @@ extern "C" rcc_status_t rcc_isend(rcc_comm_t comm, const void* buf, size_t count
   return RCC_SUCCESS;
 }
 
+extern "C" rcc_status_t rcc_issend(rcc_comm_t comm, const void* buf, size_t count, rcc_datatype_t datatype, int peer,
+                                   int tag, rcc_request_t* request) {
+  size_t bytes = 0;
+  RCC_RETURN_IF_ERROR(check_send(comm, buf, count, datatype, peer, tag, "rcc_issend", "peer", &bytes));
+  if (request == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_issend: request is NULL");
+  rcc::p2p::Request* pending = nullptr;
+  const uint64_t ticket = record(comm, rcc::kCallSend, datatype, count, peer, tag);
+  RCC_RETURN_IF_ERROR(
+      recorded(ticket, comm->engine->isend(buf, bytes, comm->job_rank(peer), tag, comm->user_context, &pending, true)));
+  rcc_request* wrapped = wrap(comm, pending);
+  wrapped->send_info = rcc_msg_info_t{peer, tag, bytes};
+  wrapped->record = ticket;
+  *request = wrapped;
+  return RCC_SUCCESS;
+}
+
+extern "C" rcc_status_t rcc_ssend(rcc_comm_t comm, const void* buf, size_t count, rcc_datatype_t datatype, int peer,
+                                  int tag) {
+  size_t bytes = 0;
+  RCC_RETURN_IF_ERROR(check_send(comm, buf, count, datatype, peer, tag, "rcc_ssend", "peer", &bytes));
+  const uint64_t ticket = record(comm, rcc::kCallSend, datatype, count, peer, tag);
+  return recorded(ticket, comm->engine->send(buf, bytes, comm->job_rank(peer), tag, comm->user_context, true));
+}
+
+extern "C" rcc_status_t rcc_cancel(rcc_request_t request, int* cancelled) {
+  if (request == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_cancel: request is NULL");
+  if (!rcc::is_live_request(request)) {
+    return rcc::fail(RCC_ERR_INVALID_USAGE, "rcc_cancel: request is not pending (already completed or freed)");
+  }
+  bool taken_off = false;
+  if (request->p2p != nullptr) RCC_RETURN_IF_ERROR(request->comm->engine->cancel(request->p2p, &taken_off));
+  if (cancelled != nullptr) *cancelled = taken_off ? 1 : 0;
+  return RCC_SUCCESS;
+}
+
 extern "C" rcc_status_t rcc_irecv(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int peer, int tag,
                                   rcc_request_t* request) {
   size_t bytes = 0;

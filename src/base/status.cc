@@ -59,6 +59,7 @@ extern "C" const char* rcc_status_string(rcc_status_t status) {
     case RCC_ERR_ABORTED: return "RCC_ERR_ABORTED";
     case RCC_ERR_MISMATCH: return "RCC_ERR_MISMATCH";
     case RCC_ERR_INTERNAL: return "RCC_ERR_INTERNAL";
+    case RCC_ERR_CANCELLED: return "RCC_ERR_CANCELLED";
   }
   return "RCC_ERR_UNKNOWN_STATUS";
 }

@@ -115,10 +115,11 @@ void Engine::deliver(Request* receive, int source, const SlotHeader& header, con
   complete(receive, RCC_SUCCESS);
 }
 
-Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out) {
+Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out,
+                     bool synchronous) {
   std::lock_guard<std::mutex> guard(mutex_);
   RCC_RETURN_IF_ERROR(check_usable(context));
-  if (bytes <= eager_limit_ && peer != rank_) {
+  if (bytes <= eager_limit_ && peer != rank_ && !synchronous) {
     // Copied into a slot (or the pending queue) before this returns: complete, no Request needed.
     RCC_RETURN_IF_ERROR(post_slot_message(peer, message_header(tag, context, bytes, 0), buffer, bytes));
     *out = nullptr;
@@ -133,8 +134,8 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
   request->bytes = bytes;
   SlotHeader header = message_header(tag, context, bytes, request->index);
   header.sender_generation = request->generation;
-  Status status =
-      peer == rank_ ? send_to_self(buffer, bytes, tag, context, request) : start_large_send(request, header);
+  Status status = peer == rank_ ? send_to_self(buffer, bytes, tag, context, request, synchronous)
+                                : start_large_send(request, header);
   if (status != RCC_SUCCESS) {
     free_request(request);
     return status;
@@ -143,7 +144,8 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
   return RCC_SUCCESS;
 }
 
-Status Engine::send_to_self(const void* buffer, size_t bytes, int tag, uint32_t context, Request* request) {
+Status Engine::send_to_self(const void* buffer, size_t bytes, int tag, uint32_t context, Request* request,
+                            bool synchronous) {
   const SlotHeader header = message_header(tag, context, bytes, request->index);
   if (Request* receive = matcher_.take_receive(rank_, tag, context)) {
     deliver(receive, rank_, header, buffer);
@@ -153,7 +155,7 @@ Status Engine::send_to_self(const void* buffer, size_t bytes, int tag, uint32_t 
   Arrival parked;
   parked.source = rank_;
   parked.header = header;
-  if (bytes <= eager_limit_) {
+  if (bytes <= eager_limit_ && !synchronous) {
     const auto* bytes_in = static_cast<const uint8_t*>(buffer);
     parked.payload.assign(bytes_in, bytes_in + bytes);
     complete(request, RCC_SUCCESS);
@@ -164,9 +166,9 @@ Status Engine::send_to_self(const void* buffer, size_t bytes, int tag, uint32_t 
   return RCC_SUCCESS;
 }
 
-Status Engine::send(const void* buffer, size_t bytes, int peer, int tag, uint32_t context) {
+Status Engine::send(const void* buffer, size_t bytes, int peer, int tag, uint32_t context, bool synchronous) {
   Request* request = nullptr;
-  RCC_RETURN_IF_ERROR(isend(buffer, bytes, peer, tag, context, &request));
+  RCC_RETURN_IF_ERROR(isend(buffer, bytes, peer, tag, context, &request, synchronous));
   return wait(request);
 }
 
@@ -220,6 +222,22 @@ Status Engine::iprobe(int peer, int tag, uint32_t context, bool* found, MessageI
   *found = message != nullptr;
   if (message != nullptr && info != nullptr)
     *info = MessageInfo{message->source, message->header.tag, message->header.length};
+  return RCC_SUCCESS;
+}
+
+Status Engine::cancel(Request* request, bool* cancelled) {
+  *cancelled = false;
+  if (request == nullptr) return RCC_SUCCESS;  // a send that completed when posted
+  std::lock_guard<std::mutex> guard(mutex_);
+  // A receive that is neither done nor in a transfer (nor refused, nor ending) is still posted:
+  // eager messages complete it when matched, a rendezvous sets transfer_in_flight.
+  if (request->kind != Request::Kind::kRecv || request->done || request->transfer_in_flight || request->ending ||
+      request->refused) {
+    return RCC_SUCCESS;
+  }
+  matcher_.unpost(request);
+  complete(request, RCC_ERR_CANCELLED, "the receive was cancelled before a message matched it");
+  *cancelled = true;
   return RCC_SUCCESS;
 }
 

@@ -50,8 +50,11 @@ class Engine final {
 
   // *out is null when the send completed as it was posted (a small message to another rank, copied
   // into the transport's staging): there is nothing to wait for, and wait(nullptr) returns success.
-  Status isend(const void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out);
-  Status send(const void* buffer, size_t bytes, int peer, int tag, uint32_t context);
+  // synchronous: the send completes only once a receive matched it (MPI's synchronous mode): it
+  // always goes by rendezvous, whose clear-to-send says so, even when small (or of no bytes).
+  Status isend(const void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out,
+               bool synchronous = false);
+  Status send(const void* buffer, size_t bytes, int peer, int tag, uint32_t context, bool synchronous = false);
   // peer may be kAnySource and tag kAnyTag (matching.h).
   Status irecv(void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out);
   // irecv + wait under one hold of the lock; *info (if not null) says what arrived.
@@ -59,6 +62,9 @@ class Engine final {
   // Whether a message a receive of (peer, tag, context) would match has arrived, without taking it.
   // *found is false when none has (after one progress pass).
   Status iprobe(int peer, int tag, uint32_t context, bool* found, MessageInfo* info);
+  // Cancels a receive no message matched yet: it is taken off and completes with
+  // RCC_ERR_CANCELLED (*cancelled true). Any other request is left to complete as it would.
+  Status cancel(Request* request, bool* cancelled);
   // done is true once the request finished; its status is then returned by finish().
   Status test(Request* request, bool* done);
   // Waits (progressing) until request is done, frees it and returns its status; the message of a
@@ -153,7 +159,7 @@ class Engine final {
   // truncated (a message longer than the receive).
   void deliver(Request* receive, int source, const SlotHeader& header, const void* payload);
   Status irecv_locked(void* buffer, size_t bytes, int peer, int tag, uint32_t context, Request** out);
-  Status send_to_self(const void* buffer, size_t bytes, int tag, uint32_t context, Request* request);
+  Status send_to_self(const void* buffer, size_t bytes, int tag, uint32_t context, Request* request, bool synchronous);
   Status finish_locked(Request* request, MessageInfo* info);
   void fail_peer_locked(int peer, Status status, const std::string& message);
 

@@ -11,7 +11,10 @@
 namespace rcc::p2p {
 
 Status Engine::start_large_send(Request* send, SlotHeader header) {
-  Status status = registrations_->acquire(send->buffer, send->bytes, &send->memory);
+  // A synchronous send of no bytes has nothing to register: its receiver answers with an empty
+  // clear-to-send, which completes it.
+  Status status =
+      send->bytes == 0 ? Status{RCC_SUCCESS} : registrations_->acquire(send->buffer, send->bytes, &send->memory);
   if (status == RCC_SUCCESS) {
     header.type = SlotType::kRts;
     status = post_slot_message(send->peer, header, nullptr, 0);
@@ -45,9 +48,11 @@ Status Engine::send_cts(Request* receive, const Arrival& rts) {
   // The receive's peer is the sender from now on (it may have been posted for any source), so
   // the FIN is checked against it.
   receive->peer = peer;
-  if (length > receive->bytes) {
-    deliver(receive, peer, rts.header, nullptr);  // fails it as truncated
-    cts.length = 0;                               // refused: the sender completes without writing
+  if (length > receive->bytes || length == 0) {
+    // Truncated: fails the receive; empty (a synchronous send of no bytes): completes it. Either
+    // way the empty answer completes the sender without a write.
+    deliver(receive, peer, rts.header, nullptr);
+    cts.length = 0;
     return post_slot_message(peer, cts, nullptr, 0);
   }
   std::vector<uint8_t> key;
