@@ -59,17 +59,39 @@ extern struct rcc_mpi_errhandler rcc_mpi_errors_are_fatal, rcc_mpi_errors_return
 #define MPI_ERRORS_RETURN (&rcc_mpi_errors_return)
 #define MPI_ERRHANDLER_NULL (&rcc_mpi_errhandler_null)
 
-#define RCC_MPI_TYPES(X)                                                                                              \
-  X(MPI_CHAR, char)                                                                                                   \
-  X(MPI_SHORT, short) X(MPI_INT, int) X(MPI_LONG, long) X(MPI_LONG_LONG_INT, long_long)                               \
-      X(MPI_SIGNED_CHAR, signed_char) X(MPI_UNSIGNED_CHAR, unsigned_char) X(MPI_UNSIGNED_SHORT, unsigned_short)       \
-          X(MPI_UNSIGNED, unsigned) X(MPI_UNSIGNED_LONG, unsigned_long) X(MPI_UNSIGNED_LONG_LONG, unsigned_long_long) \
-              X(MPI_FLOAT, float) X(MPI_DOUBLE, double) X(MPI_BYTE, byte) X(MPI_WCHAR, wchar) X(MPI_C_BOOL, c_bool)   \
-                  X(MPI_INT8_T, int8_t) X(MPI_INT16_T, int16_t) X(MPI_INT32_T, int32_t) X(MPI_INT64_T, int64_t)       \
-                      X(MPI_UINT8_T, uint8_t) X(MPI_UINT16_T, uint16_t) X(MPI_UINT32_T, uint32_t)                     \
-                          X(MPI_UINT64_T, uint64_t) X(MPI_AINT, aint) X(MPI_OFFSET, offset) X(MPI_COUNT, count)       \
-                              X(MPI_2INT, 2int) X(MPI_FLOAT_INT, float_int) X(MPI_DOUBLE_INT, double_int)             \
-                                  X(MPI_LONG_INT, long_int) X(MPI_DATATYPE_NULL, null)
+#define RCC_MPI_TYPES(X)                        \
+  X(MPI_CHAR, char)                             \
+  X(MPI_SHORT, short)                           \
+  X(MPI_INT, int)                               \
+  X(MPI_LONG, long)                             \
+  X(MPI_LONG_LONG_INT, long_long)               \
+  X(MPI_SIGNED_CHAR, signed_char)               \
+  X(MPI_UNSIGNED_CHAR, unsigned_char)           \
+  X(MPI_UNSIGNED_SHORT, unsigned_short)         \
+  X(MPI_UNSIGNED, unsigned)                     \
+  X(MPI_UNSIGNED_LONG, unsigned_long)           \
+  X(MPI_UNSIGNED_LONG_LONG, unsigned_long_long) \
+  X(MPI_FLOAT, float)                           \
+  X(MPI_DOUBLE, double)                         \
+  X(MPI_BYTE, byte)                             \
+  X(MPI_WCHAR, wchar)                           \
+  X(MPI_C_BOOL, c_bool)                         \
+  X(MPI_INT8_T, int8_t)                         \
+  X(MPI_INT16_T, int16_t)                       \
+  X(MPI_INT32_T, int32_t)                       \
+  X(MPI_INT64_T, int64_t)                       \
+  X(MPI_UINT8_T, uint8_t)                       \
+  X(MPI_UINT16_T, uint16_t)                     \
+  X(MPI_UINT32_T, uint32_t)                     \
+  X(MPI_UINT64_T, uint64_t)                     \
+  X(MPI_AINT, aint)                             \
+  X(MPI_OFFSET, offset)                         \
+  X(MPI_COUNT, count)                           \
+  X(MPI_2INT, 2int)                             \
+  X(MPI_FLOAT_INT, float_int)                   \
+  X(MPI_DOUBLE_INT, double_int)                 \
+  X(MPI_LONG_INT, long_int)                     \
+  X(MPI_DATATYPE_NULL, null)
 #define RCC_MPI_DECLARE_TYPE(name, suffix) extern struct rcc_mpi_datatype rcc_mpi_type_##suffix;
 RCC_MPI_TYPES(RCC_MPI_DECLARE_TYPE)
 #undef RCC_MPI_DECLARE_TYPE

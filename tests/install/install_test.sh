@@ -2,7 +2,8 @@
 # Installs the built rcc into a temporary prefix, then builds and runs a small C program against it
 # twice: through CMake's find_package(rcc) -> rcc::rcc, and through pkg-config; then builds the C++
 # example examples/process_grid.cc against the installed headers (rcc/rcc.hpp) and library and runs
-# it on 4 ranks with the installed rccrun.
+# it on 4 ranks with the installed rccrun; then an MPI program built by the installed rcc-mpicc
+# (and once through pkg-config rcc-mpi) runs on 4 ranks under the installed rccrun.
 # Usage: install_test.sh BUILD_DIR
 set -eu
 build=$1
@@ -32,4 +33,28 @@ if ! LD_LIBRARY_PATH="$(dirname "$libdir")" RCC_TIMEOUT=60 RCC_BOOTSTRAP_TIMEOUT
 fi
 cat "$work/process_grid.out"
 grep -q '^process_grid: OK$' "$work/process_grid.out" || { echo "process_grid (installed) did not say OK"; exit 1; }
+
+# MPI: PREFIX/bin/rcc-mpicc prog.c -o prog && PREFIX/bin/rccrun -n 4 ./prog, without any path set.
+mpi_source="$here/../mpi/programs/samplesort.c"
+"$work/prefix/bin/rcc-mpicc" -show -o x x.c | grep -q -- "-lrcc_mpi" || { echo "rcc-mpicc -show lacks -lrcc_mpi"; exit 1; }
+"$work/prefix/bin/rcc-mpicc" -O2 -o "$work/samplesort" "$mpi_source"
+mpi_flags=$(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs rcc-mpi)
+cc -O2 -o "$work/samplesort-pc" "$mpi_source" $mpi_flags
+for program in samplesort samplesort-pc; do
+  path=""
+  [ "$program" = samplesort-pc ] && path="$(dirname "$libdir")"
+  if ! LD_LIBRARY_PATH="$path" RCC_TIMEOUT=60 RCC_BOOTSTRAP_TIMEOUT=60 \
+      "$work/prefix/bin/rccrun" -n 4 --timeout 120 "$work/$program" 5000 7 >"$work/$program.out" 2>&1; then
+    cat "$work/$program.out"
+    echo "$program (installed rcc-mpi) failed"
+    exit 1
+  fi
+  grep -q '^count 5000$' "$work/$program.out" || { cat "$work/$program.out"; echo "$program: no count line"; exit 1; }
+done
+cmp "$work/samplesort.out" "$work/samplesort-pc.out" || { echo "rcc-mpicc and pkg-config builds differ"; exit 1; }
+# rcc-mpicxx: the C++ MPI benchmark harness, run briefly.
+"$work/prefix/bin/rcc-mpicxx" -O2 -std=c++17 -o "$work/mpi-bench" "$here/../../bench/mpi/mpi_bench.cc"
+RCC_TIMEOUT=60 "$work/prefix/bin/rccrun" -n 2 --timeout 120 "$work/mpi-bench" -c allreduce -b 8 -e 1K -n 5 -w 1 \
+  >"$work/mpi-bench.out" 2>&1 || { cat "$work/mpi-bench.out"; echo "mpi-bench (rcc-mpicxx) failed"; exit 1; }
+grep -q "Collective: allreduce" "$work/mpi-bench.out" || { cat "$work/mpi-bench.out"; echo "mpi-bench printed no table"; exit 1; }
 echo PASS

@@ -2,7 +2,7 @@
 # rcc under Open MPI's mpirun (a PMIx server): mpirun -n 1..4 runs the launch probe (rank, size and
 # rendezvous from PMIx, no rank hosting a store), the p2p suite and the collectives suite; a rank
 # that never starts fails the others in bounded time naming it; RCC_PMIX=0 falls back to Open
-# MPI's variables.
+# MPI's variables; MPI programs built on rcc's MPI run under it.
 #   mpirun_test.sh BUILD_DIR
 set -u
 build=$1
@@ -20,6 +20,11 @@ for n in 1 2 3 4; do
     "rendezvous through the PMIx server" -- $mpirun -n $n -x RCC_DEBUG=INFO "$probe"
   run_job "mpirun -n $n p2p suite" 0 -- $mpirun -n $n "$p2p" --gtest_brief=1
   run_job "mpirun -n $n collectives suite" 0 -- $mpirun -n $n -x RCC_TEST_QUICK=1 "$coll" --gtest_brief=1
+done
+# MPI programs on rcc's MPI (rcc-mpicc), started by Open MPI's own mpirun.
+for n in 2 4; do
+  run_job "mpirun -n $n MPI collectives (rcc's MPI)" 0 "collectives: OK" -- $mpirun -n $n "$mpi_coll"
+  run_job "mpirun -n $n MPI communicators (rcc's MPI)" 0 "comms: OK" -- $mpirun -n $n "$mpi_comms"
 done
 run_job "mpirun, a rank never joins the fence" fail "rank 2 of 3 did not arrive at the PMIx fence" -- \
   $mpirun -n 3 -x RCC_TEST_STALL_RANK=2 -x RCC_BOOTSTRAP_TIMEOUT=3 "$probe"

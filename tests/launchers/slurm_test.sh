@@ -36,6 +36,9 @@ for mpi in pmix pmi2 none; do
     run_job "srun --mpi=$mpi -n $n collectives suite" 0 -- \
       srun --mpi=$mpi -n $n $srun_opts env RCC_TEST_QUICK=1 "$coll" --gtest_brief=1
   done
+  # MPI programs on rcc's MPI (rcc-mpicc), started by srun.
+  run_job "srun --mpi=$mpi -n 4 MPI collectives (rcc's MPI)" 0 "collectives: OK" -- \
+    srun --mpi=$mpi -n 4 $srun_opts "$mpi_coll"
 done
 
 # Wrong set-ups end in bounded time (RCC_BOOTSTRAP_TIMEOUT=3), naming who is missing.
@@ -60,6 +63,8 @@ if slurm_up_two "$dir2" 79; then
       srun --mpi=$mpi -N 2 -n 4 --ntasks-per-node=2 $srun_opts "$p2p" --gtest_brief=1
     run_job "srun --mpi=$mpi -N 2 -n 4 collectives suite" 0 -- \
       srun --mpi=$mpi -N 2 -n 4 --ntasks-per-node=2 $srun_opts env RCC_TEST_QUICK=1 "$coll" --gtest_brief=1
+    run_job "srun --mpi=$mpi -N 2 -n 4 MPI communicators (rcc's MPI)" 0 "comms: OK" -- \
+      srun --mpi=$mpi -N 2 -n 4 --ntasks-per-node=2 $srun_opts "$mpi_comms"
   done
 else
   echo "FAIL: the two-node Slurm cluster did not come up"

@@ -57,5 +57,7 @@ set_programs() {
   probe=$1/tests/launchers/launch_probe
   p2p=$1/tests/p2p/p2p_test
   coll=$1/tests/collectives/collectives_test
+  mpi_coll=$1/tests/mpi/mpi_collectives  # an MPI program on rcc's MPI (tests/mpi)
+  mpi_comms=$1/tests/mpi/mpi_comms
   export RCC_TIMEOUT=60 RCC_BOOTSTRAP_TIMEOUT=60
 }
