@@ -35,10 +35,12 @@ int check_type(MPI_Comm comm, MPI_Datatype type, const char* function, const cha
 
 int check_buffer(MPI_Comm comm, const void* buffer, int count, MPI_Datatype type, const char* function,
                  const char* name) {
-  std::string count_name = std::string(name) + "'s count";
-  if (int error = check_count(comm, count, function, count_name.c_str())) return error;
-  std::string type_name = std::string(name) + "'s datatype";
-  if (int error = check_type(comm, type, function, type_name.c_str())) return error;
+  // The names are built only for a message: this runs on every call.
+  if (count < 0) return fail(comm, MPI_ERR_COUNT, function, "%s's count %d is negative", name, count);
+  if (type == nullptr || type->is_null || !type->committed) {
+    const std::string type_name = std::string(name) + "'s datatype";
+    return check_type(comm, type, function, type_name.c_str());
+  }
   if (buffer == nullptr && count > 0 && type->size > 0) {
     return fail(comm, MPI_ERR_BUFFER, function, "%s is NULL with count %d", name, count);
   }

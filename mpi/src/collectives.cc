@@ -45,6 +45,10 @@ int begin(MPI_Comm comm, MPI_Request* request, const char* function) {
 int barrier(MPI_Comm comm, MPI_Request* request, const char* function) {
   if (int error = begin(comm, request, function)) return error;
   rcc_comm_t c = comm->comm;
+  if (request == nullptr) {  // blocking: rcc's call, nothing wrapped
+    rcc_status_t status = rcc_barrier(c);
+    return status == RCC_SUCCESS ? MPI_SUCCESS : fail_rcc(comm, status, function);
+  }
   return run_collective(
       comm, function, [c](rcc_request_t* r) { return r ? rcc_ibarrier(c, r) : rcc_barrier(c); }, nullptr, request);
 }
@@ -58,6 +62,10 @@ int bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm, M
   rcc_comm_t c = comm->comm;
   if (type->contiguous) {
     void* data = data_start(buffer, type);
+    if (request == nullptr) {  // blocking: rcc's call, nothing wrapped
+      rcc_status_t status = rcc_broadcast(c, data, bytes, RCC_UINT8, root);
+      return status == RCC_SUCCESS ? MPI_SUCCESS : fail_rcc(comm, status, function);
+    }
     return run_collective(
         comm, function,
         [=](rcc_request_t* r) {

@@ -25,6 +25,30 @@ int check_common(MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request* reque
   return MPI_SUCCESS;
 }
 
+// A blocking reduction of contiguous buffers: rcc's call itself (its in-place form when sendbuf
+// is recvbuf). Non-roots' and exscan rank 0's recvbuf are never written by rcc.
+int direct_reduction(Reduction kind, const void* in, void* out, const std::vector<int>& out_counts, size_t count,
+                     size_t per_element, rcc_datatype_t basic, rcc_op_t op, int root, MPI_Comm comm,
+                     const char* function) {
+  rcc_comm_t c = comm->comm;
+  const size_t elements = count * per_element;
+  rcc_status_t status = RCC_SUCCESS;
+  switch (kind) {
+    case Reduction::kReduce: status = rcc_reduce(c, in, out, elements, basic, op, root); break;
+    case Reduction::kAllreduce: status = rcc_allreduce(c, in, out, elements, basic, op); break;
+    case Reduction::kScan: status = rcc_scan(c, in, out, elements, basic, op); break;
+    case Reduction::kExscan: status = rcc_exscan(c, in, out, elements, basic, op); break;
+    case Reduction::kReduceScatterBlock: status = rcc_reduce_scatter(c, in, out, elements, basic, op); break;
+    case Reduction::kReduceScatter: {
+      std::vector<size_t> counts(out_counts.size());
+      for (size_t i = 0; i < counts.size(); ++i) counts[i] = static_cast<size_t>(out_counts[i]) * per_element;
+      status = rcc_reduce_scatterv(c, in, out, counts.data(), basic, op);
+      break;
+    }
+  }
+  return status == RCC_SUCCESS ? MPI_SUCCESS : fail_rcc(comm, status, function);
+}
+
 }  // namespace
 
 int reduction(Reduction kind, const void* sendbuf, void* recvbuf, const std::vector<int>& out_counts, int count,
@@ -59,6 +83,13 @@ int reduction(Reduction kind, const void* sendbuf, void* recvbuf, const std::vec
   }
   const size_t per_element = type->basic_size == 0 ? 0 : type->size / type->basic_size;
   const auto basic = static_cast<rcc_datatype_t>(type->basic);
+  if (request == nullptr && !normalise && type->contiguous &&
+      !(in_place && (kind == Reduction::kReduceScatter || kind == Reduction::kReduceScatterBlock))) {
+    // The common case, straight to rcc: a blocking call on buffers rcc takes as they are (no
+    // scratch, nothing kept, no allocation).
+    return direct_reduction(kind, in_place ? recvbuf : input, recvbuf, out_counts, static_cast<size_t>(count),
+                            per_element, basic, rcc_op, root, comm, function);
+  }
   auto kept = std::make_shared<Kept>();
   kept->type = hold(type);
   // The input: the program's buffer, or packed (and normalised) into scratch. rcc's in-place forms
