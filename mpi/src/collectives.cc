@@ -394,7 +394,9 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       unpack_blocks(kept->recv->data(), kept->recv_layout, kept->displs.data(), kept->type.get(), n, recvbuf);
     return MPI_SUCCESS;
   };
-  if (uniform && !unpack_after && send != static_cast<const void*>(recv)) {
+  // Every rank makes the same rcc call (a rank's types may differ from another's, MPI allows it
+  // when their signatures match): a uniform call is rcc_alltoall whatever the layouts.
+  if (uniform) {
     const size_t bytes = kept->recv_layout.counts[0];
     return run_collective(
         comm, function,
@@ -421,7 +423,7 @@ using namespace rcc_mpi;
 
 extern "C" int MPI_Barrier(MPI_Comm comm) { return barrier(comm, nullptr, "MPI_Barrier"); }
 extern "C" int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Ibarrier")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Ibarrier")) return error;
   return barrier(comm, request, "MPI_Ibarrier");
 }
 
@@ -430,7 +432,7 @@ extern "C" int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int roo
 }
 extern "C" int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                           MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Ibcast")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Ibcast")) return error;
   return bcast(buffer, count, datatype, root, comm, request, "MPI_Ibcast");
 }
 
@@ -441,7 +443,7 @@ extern "C" int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendt
 }
 extern "C" int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Igather")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Igather")) return error;
   return gatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvtype, root, comm, request, "MPI_Igather",
                  true, recvcount);
 }
@@ -453,7 +455,7 @@ extern "C" int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype send
 extern "C" int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
                             MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Igatherv")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Igatherv")) return error;
   return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request,
                  "MPI_Igatherv", false, 0);
 }
@@ -465,7 +467,7 @@ extern "C" int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype send
 }
 extern "C" int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                             MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Iscatter")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Iscatter")) return error;
   return scatterv(sendbuf, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
                   "MPI_Iscatter", true, sendcount);
 }
@@ -477,7 +479,7 @@ extern "C" int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const i
 extern "C" int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                              void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                              MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Iscatterv")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Iscatterv")) return error;
   return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
                   "MPI_Iscatterv", false, 0);
 }
@@ -489,7 +491,7 @@ extern "C" int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype se
 }
 extern "C" int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Iallgather")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Iallgather")) return error;
   return allgatherv(sendbuf, sendcount, sendtype, recvbuf, nullptr, nullptr, recvtype, comm, request, "MPI_Iallgather",
                     true, recvcount);
 }
@@ -501,7 +503,7 @@ extern "C" int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype s
 extern "C" int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                                MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Iallgatherv")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Iallgatherv")) return error;
   return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request,
                     "MPI_Iallgatherv", false, 0);
 }
@@ -513,7 +515,7 @@ extern "C" int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sen
 }
 extern "C" int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Ialltoall")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Ialltoall")) return error;
   return alltoallv(sendbuf, nullptr, nullptr, sendtype, recvbuf, nullptr, nullptr, recvtype, comm, request,
                    "MPI_Ialltoall", true, sendcount, recvcount);
 }
@@ -526,7 +528,7 @@ extern "C" int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const 
 extern "C" int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                               void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                               MPI_Comm comm, MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Ialltoallv")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Ialltoallv")) return error;
   return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request,
                    "MPI_Ialltoallv", false, 0, 0);
 }

@@ -3,6 +3,7 @@
 // reduce to rank 0 that keeps rank order (so non-commutative operations are right), then what the
 // collective needs (a broadcast, a send to the root, the blocks scattered), or a chain for scans.
 // Buffers are "images": count elements laid out as the datatype says, as the operation expects.
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 
@@ -16,10 +17,15 @@ class Image {
  public:
   Image(const rcc_mpi_datatype* type, size_t count) : type_(type), count_(count) {
     const size_t span = count == 0 ? 0 : (count - 1) * static_cast<size_t>(type->extent) + type->true_extent;
-    memory_.assign(span + 1, 0);  // never empty: base() stays a real address
+    // Element 0 starts at an address aligned as the type's widest member (as in a C array the
+    // operation's function may read with aligned loads), its data true_lb from there.
+    const ptrdiff_t lead = std::max<ptrdiff_t>(0, -type->true_lb);
+    memory_.assign(span + static_cast<size_t>(std::max<ptrdiff_t>(0, type->true_lb) + lead) + type->align + 1, 0);
+    const auto start = reinterpret_cast<uintptr_t>(memory_.data()) + static_cast<uintptr_t>(lead);
+    base_ = reinterpret_cast<char*>((start + type->align - 1) / type->align * type->align);
   }
   // Where element 0 starts (its data may begin before or after it: true_lb).
-  char* base() { return memory_.data() - type_->true_lb; }
+  char* base() { return base_; }
   size_t packed_bytes() const { return count_ * type_->size; }
   void load(const void* buffer) {  // from a program's buffer
     std::vector<char> packed(packed_bytes());
@@ -44,6 +50,7 @@ class Image {
   const rcc_mpi_datatype* type_;
   size_t count_;
   std::vector<char> memory_;
+  char* base_ = nullptr;
 };
 
 struct Context {

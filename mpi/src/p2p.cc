@@ -125,13 +125,13 @@ extern "C" int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int 
 
 extern "C" int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                          MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Isend")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Isend")) return error;
   return send(buf, count, datatype, dest, tag, comm, false, request, "MPI_Isend");
 }
 
 extern "C" int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                           MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Issend")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Issend")) return error;
   return send(buf, count, datatype, dest, tag, comm, true, request, "MPI_Issend");
 }
 
@@ -142,7 +142,7 @@ extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source,
 
 extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                          MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Irecv")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Irecv")) return error;
   return receive(buf, count, datatype, source, tag, comm, MPI_STATUS_IGNORE, request, "MPI_Irecv");
 }
 
@@ -171,8 +171,14 @@ extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sen
                                     recvtag, &receive_request);
     if (result != RCC_SUCCESS) return fail_rcc(comm, result, function);
     rcc_status_t sent = rcc_send(comm->comm, data_start(sendbuf, sendtype), send_bytes, RCC_UINT8, dest, sendtag);
+    if (sent != RCC_SUCCESS) {
+      // The receive may never be matched now: taken off, then waited for, so nothing outlives the call.
+      const std::string why = std::string(rcc_last_error()) + " [" + rcc_status_string(sent) + "]";
+      rcc_cancel(receive_request, nullptr);
+      rcc_wait_info(receive_request, &info);
+      return fail(comm, error_class_of(sent), function, "%s", why.c_str());
+    }
     rcc_status_t received = rcc_wait_info(receive_request, &info);
-    if (sent != RCC_SUCCESS) return fail_rcc(comm, sent, function);
     if (received != RCC_SUCCESS) return fail_rcc(comm, received, function);
     fill_status(status, info);
     return MPI_SUCCESS;
@@ -181,12 +187,15 @@ extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sen
   if (int error =
           receive(recvbuf, recvcount, recvtype, source, recvtag, comm, MPI_STATUS_IGNORE, &requests[0], function))
     return error;
+  // A failed send leaves a receive that may never be matched: cancelled, then waited for.
   if (int error = send(sendbuf, sendcount, sendtype, dest, sendtag, comm, false, &requests[1], function)) {
+    MPI_Cancel(&requests[0]);
     MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
     return error;
   }
   MPI_Status statuses[2];
   if (int error = MPI_Wait(&requests[1], &statuses[1])) {
+    MPI_Cancel(&requests[0]);
     MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
     return error;
   }

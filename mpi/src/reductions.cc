@@ -87,8 +87,11 @@ int reduction(Reduction kind, const void* sendbuf, void* recvbuf, const std::vec
       !(in_place && (kind == Reduction::kReduceScatter || kind == Reduction::kReduceScatterBlock))) {
     // The common case, straight to rcc: a blocking call on buffers rcc takes as they are (no
     // scratch, nothing kept, no allocation).
-    return direct_reduction(kind, in_place ? recvbuf : input, recvbuf, out_counts, static_cast<size_t>(count),
-                            per_element, basic, rcc_op, root, comm, function);
+    // data_start: a contiguous derived type's data may begin past its lower bound's zero.
+    void* out = recvbuf == nullptr ? nullptr : data_start(recvbuf, type);
+    const void* in = in_place ? out : input == nullptr ? nullptr : data_start(input, type);
+    return direct_reduction(kind, in, out, out_counts, static_cast<size_t>(count), per_element, basic, rcc_op, root,
+                            comm, function);
   }
   auto kept = std::make_shared<Kept>();
   kept->type = hold(type);
@@ -196,7 +199,7 @@ extern "C" int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Dat
 }
 extern "C" int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                            MPI_Comm comm, MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Ireduce")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Ireduce")) return error;
   return reduce_call(Reduction::kReduce, sendbuf, recvbuf, count, datatype, op, root, comm, request, "MPI_Ireduce");
 }
 extern "C" int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -205,7 +208,7 @@ extern "C" int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_
 }
 extern "C" int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm, MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Iallreduce")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Iallreduce")) return error;
   return reduce_call(Reduction::kAllreduce, sendbuf, recvbuf, count, datatype, op, 0, comm, request, "MPI_Iallreduce");
 }
 extern "C" int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -214,7 +217,7 @@ extern "C" int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datat
 }
 extern "C" int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                          MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Iscan")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Iscan")) return error;
   return reduce_call(Reduction::kScan, sendbuf, recvbuf, count, datatype, op, 0, comm, request, "MPI_Iscan");
 }
 extern "C" int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -223,7 +226,7 @@ extern "C" int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Dat
 }
 extern "C" int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                            MPI_Comm comm, MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Iexscan")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Iexscan")) return error;
   return reduce_call(Reduction::kExscan, sendbuf, recvbuf, count, datatype, op, 0, comm, request, "MPI_Iexscan");
 }
 extern "C" int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
@@ -233,7 +236,7 @@ extern "C" int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int 
 }
 extern "C" int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                                          MPI_Op op, MPI_Comm comm, MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Ireduce_scatter_block")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Ireduce_scatter_block")) return error;
   return reduce_call(Reduction::kReduceScatterBlock, sendbuf, recvbuf, recvcount, datatype, op, 0, comm, request,
                      "MPI_Ireduce_scatter_block");
 }
@@ -243,6 +246,6 @@ extern "C" int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int 
 }
 extern "C" int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype,
                                    MPI_Op op, MPI_Comm comm, MPI_Request* request) {
-  if (int error = check_request_out(nullptr, request, "MPI_Ireduce_scatter")) return error;
+  if (int error = check_request_out(comm, request, "MPI_Ireduce_scatter")) return error;
   return reduce_scatter_call(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, "MPI_Ireduce_scatter");
 }

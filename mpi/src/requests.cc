@@ -113,9 +113,31 @@ class Backoff {
 
 MPI_Comm comm_of(MPI_Request request) { return request->comm; }
 
+// How many requests the program freed while active are not yet complete (state().detached).
+std::atomic<int> g_detached{0};
+
+// Completes and frees the detached requests that have finished, without waiting: run on every
+// request the program posts, waits for or tests, so a freed receive's data (unpacked when it
+// completes) lands, and its scratch goes, while the program runs.
+void reap_finished() {
+  if (g_detached.load(std::memory_order_relaxed) == 0) return;
+  std::vector<MPI_Request> finished;
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> guard(s.mutex);
+    for (MPI_Request request : s.detached) advance(request, false);
+    auto it = std::stable_partition(s.detached.begin(), s.detached.end(), [](MPI_Request r) { return !r->complete; });
+    finished.assign(it, s.detached.end());
+    s.detached.erase(it, s.detached.end());
+  }
+  g_detached.fetch_sub(static_cast<int>(finished.size()));
+  for (MPI_Request request : finished) collect(&request, MPI_STATUS_IGNORE, nullptr);
+}
+
 }  // namespace
 
 MPI_Request new_request(MPI_Comm comm, rcc_mpi_request::Kind kind) {
+  reap_finished();
   auto* request = new rcc_mpi_request;
   request->kind = kind;
   request->comm = comm;
@@ -160,6 +182,7 @@ void reap_detached(MPI_Comm comm) {
     mine.assign(it, s.detached.end());
     s.detached.erase(it, s.detached.end());
   }
+  g_detached.fetch_sub(static_cast<int>(mine.size()));
   for (MPI_Request request : mine) {
     advance(request, true);
     collect(&request, MPI_STATUS_IGNORE, nullptr);
@@ -172,6 +195,7 @@ using namespace rcc_mpi;
 
 extern "C" int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   if (int error = check_initialized("MPI_Wait")) return error;
+  reap_finished();
   if (request == nullptr) return fail(nullptr, MPI_ERR_REQUEST, "MPI_Wait", "request is NULL");
   if (is_null(*request)) {
     set_empty_status(status);
@@ -186,6 +210,7 @@ extern "C" int MPI_Wait(MPI_Request* request, MPI_Status* status) {
 
 extern "C" int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   if (int error = check_initialized("MPI_Test")) return error;
+  reap_finished();
   if (request == nullptr || flag == nullptr) return fail(nullptr, MPI_ERR_ARG, "MPI_Test", "request or flag is NULL");
   if (is_null(*request)) {
     *flag = 1;
@@ -367,6 +392,7 @@ extern "C" int MPI_Request_free(MPI_Request* request) {
   {
     std::lock_guard<std::mutex> guard(s.mutex);
     s.detached.push_back(*request);
+    g_detached.fetch_add(1);
   }
   *request = MPI_REQUEST_NULL;
   return MPI_SUCCESS;
