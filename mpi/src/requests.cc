@@ -17,6 +17,40 @@ namespace {
 
 bool is_null(MPI_Request request) { return request == nullptr || request == MPI_REQUEST_NULL; }
 
+// Request objects are reused through a small per-thread cache: a window of small nonblocking
+// sends otherwise spends a third of the layer's instructions per message in new and delete
+// (callgrind, 8 B windowed bandwidth). A request freed on another thread simply joins that
+// thread's cache.
+class RequestCache {
+ public:
+  ~RequestCache() {
+    for (MPI_Request request : free_) delete request;
+  }
+  MPI_Request take() {
+    if (free_.empty()) return new rcc_mpi_request;
+    MPI_Request request = free_.back();
+    free_.pop_back();
+    return request;
+  }
+  void give(MPI_Request request) {
+    if (free_.size() >= kKept) {
+      delete request;
+      return;
+    }
+    *request = rcc_mpi_request{};  // back to a fresh request; the message keeps its capacity
+    free_.push_back(request);
+  }
+
+ private:
+  static constexpr size_t kKept = 256;  // a typical window of messages in flight
+  std::vector<MPI_Request> free_;
+};
+
+RequestCache& request_cache() {
+  thread_local RequestCache cache;
+  return cache;
+}
+
 // The outcome of a finished rcc request.
 void settle(MPI_Request request, rcc_status_t status, const rcc_msg_info_t& info) {
   request->inner = nullptr;
@@ -77,7 +111,7 @@ int collect(MPI_Request* handle, MPI_Status* status, std::string* message) {
   if (status != MPI_STATUS_IGNORE) *status = request->status;
   const int error = request->error;
   if (message != nullptr) *message = request->message;
-  delete request;
+  request_cache().give(request);
   *handle = MPI_REQUEST_NULL;
   return error;
 }
@@ -138,7 +172,7 @@ void reap_finished() {
 
 MPI_Request new_request(MPI_Comm comm, rcc_mpi_request::Kind kind) {
   reap_finished();
-  auto* request = new rcc_mpi_request;
+  MPI_Request request = request_cache().take();
   request->kind = kind;
   request->comm = comm;
   request->status.MPI_SOURCE = MPI_ANY_SOURCE;
@@ -148,7 +182,7 @@ MPI_Request new_request(MPI_Comm comm, rcc_mpi_request::Kind kind) {
 }
 
 MPI_Request completed_request(MPI_Comm comm, bool receive) {
-  auto* request = new rcc_mpi_request;
+  MPI_Request request = request_cache().take();
   request->kind = rcc_mpi_request::Kind::kDone;
   request->comm = comm;
   request->receive = receive;
