@@ -1,6 +1,9 @@
 #include "bootstrap/hosts.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include <fstream>
 
@@ -9,11 +12,25 @@
 namespace rcc::bootstrap {
 namespace {
 
-// Same host = same name and same boot: a rebooted or cloned machine with the same name differs.
+// Same host = the ranks can share memory: the same kernel (boot id) and the same /dev/shm mount
+// (device and inode of its root, which a private tmpfs in another mount namespace never shares).
+// Host names do not count: containers on one machine that bind the same /dev/shm have names of
+// their own and may still share it, while network namespaces given a private /dev/shm may not,
+// whatever their name. The shared-memory segment then checks at set-up that every rank can map
+// what the first one made (shm/segment.cc), so a wrong guess costs the segment, never a hang.
 std::string host_identity() {
   std::string boot_id;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
-  return host_name() + "/" + boot_id;
+  struct stat shm {};
+  char mount[64] = "no-shm";
+  if (stat("/dev/shm", &shm) == 0) {
+    std::snprintf(mount, sizeof mount, "shm-%llx:%llx", static_cast<unsigned long long>(shm.st_dev),
+                  static_cast<unsigned long long>(shm.st_ino));
+  } else {
+    // No /dev/shm: nothing to share, so only this process is on "its" host.
+    std::snprintf(mount, sizeof mount, "no-shm-%d", static_cast<int>(getpid()));
+  }
+  return boot_id + "/" + mount;
 }
 
 std::vector<uint8_t> encode(const RankPlace& place) {

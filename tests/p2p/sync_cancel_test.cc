@@ -1,6 +1,7 @@
 // Synchronous sends (rcc_ssend, rcc_issend), cancelled receives (rcc_cancel) and rcc_comm_host:
 // what MPI_Ssend, MPI_Cancel and MPI_Comm_split_type need from the C API. Part of p2p_test, so it
 // also runs on the verbs backend in the soft-RDMA VM and across network namespaces.
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -76,13 +77,15 @@ TEST(Cancel, UnmatchedReceive) {
   ASSERT_EQ(rcc_barrier(comm()), RCC_SUCCESS);
 }
 
-// Every rank of a one-machine job is on host 0 of 1 (the tests' hosts share memory; the network
-// namespace runs share /dev/shm too).
-TEST(CommHost, OneMachine) {
+// The hosts rcc sees: one unless the run says otherwise (RCC_TEST_HOSTS=H: the ranks in H equal
+// blocks, each on a test host of its own with a private /dev/shm, as netns_tcp_test.sh runs them).
+TEST(CommHost, AsLaunched) {
+  const char* given = std::getenv("RCC_TEST_HOSTS");
+  const int expected = given != nullptr ? std::atoi(given) : 1;
   int host = -1, hosts = -1;
   ASSERT_EQ(rcc_comm_host(comm(), &host, &hosts), RCC_SUCCESS);
-  EXPECT_EQ(hosts, 1);
-  EXPECT_EQ(host, 0);
+  EXPECT_EQ(hosts, expected);
+  EXPECT_EQ(host, rank() / (size() / expected));
   EXPECT_EQ(rcc_comm_host(nullptr, &host, &hosts), RCC_ERR_INVALID_ARGUMENT);
 }
 
