@@ -6,7 +6,8 @@ using namespace coll_test;
 
 namespace {
 
-const std::vector<const char*> kAlgorithms = and_shm({"ring", "tree", "recursive_doubling"});
+// A function, not a global: whether "shm" is available depends on the communicator (made in main).
+std::vector<const char*> algorithms() { return and_shm({"ring", "tree", "recursive_doubling"}); }
 
 // One allreduce checked against the reference; returns false (with gtest failures) if wrong.
 void run_allreduce(rcc_datatype_t t, rcc_op_t op, size_t count, bool in_place, int salt) {
@@ -25,7 +26,7 @@ void run_allreduce(rcc_datatype_t t, rcc_op_t op, size_t count, bool in_place, i
 }  // namespace
 
 TEST(Allreduce, EveryTypeOpCountPerAlgorithm) {
-  for (const char* algorithm : kAlgorithms) {
+  for (const char* algorithm : algorithms()) {
     ForceAlgo force(std::string("allreduce:") + algorithm);
     SCOPED_TRACE(algorithm);
     for (int t = 0; t < RCC_NUM_DATATYPES; ++t) {
@@ -50,7 +51,7 @@ TEST(Allreduce, EveryTypeOpCountPerAlgorithm) {
 // sums bounded by sum |x|, and still agrees bit for bit across ranks.
 TEST(Allreduce, RandomFloatsWithinRoundingBound) {
   const int ranks = ranktest::size();
-  for (const char* algorithm : kAlgorithms) {
+  for (const char* algorithm : algorithms()) {
     ForceAlgo force(std::string("allreduce:") + algorithm);
     for (size_t count : {size_t{1023}, size_t{300001}}) {
       auto value = [](int r, size_t i) {

@@ -20,11 +20,14 @@ inline bool quick() {
   return value != nullptr && value[0] == '1';
 }
 
-// The suite runs twice: as configured (one host: collectives through shared memory) and with
-// RCC_SHM=0 (every collective through the transport); "shm" can be forced only in the first.
+// The suite runs as configured (one host: collectives through shared memory), with RCC_SHM=0
+// (every collective through the transport) and across test hosts with private /dev/shm
+// (tests/hosts); "shm" can be forced only where every rank is on one host and RCC_SHM allows it.
 inline bool shm_enabled() {
   const char* value = std::getenv("RCC_SHM");
-  return value == nullptr || std::string(value) != "0";
+  int host = 0, hosts = 0;
+  return (value == nullptr || std::string(value) != "0") &&
+         rcc_comm_host(ranktest::comm(), &host, &hosts) == RCC_SUCCESS && hosts == 1;
 }
 // The message-based algorithms given, plus "shm" when it is available.
 inline std::vector<const char*> and_shm(std::initializer_list<const char*> algorithms) {
