@@ -67,7 +67,7 @@ double allreduce_recursive_doubling_cost(size_t bytes, int ranks) {
   const double n = static_cast<double>(bytes);
   const bool power_of_two = (ranks & (ranks - 1)) == 0;
   const double steps = cost::log2_ceil(ranks) + (power_of_two ? 0 : 1);  // the fold, before and after
-  return steps * (cost::kAlpha + n / cost::kBandwidth + n / cost::kReduceRate);
+  return steps * (cost::alpha() + n / cost::bandwidth() + n / cost::kReduceRate);
 }
 
 }  // namespace

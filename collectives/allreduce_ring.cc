@@ -25,7 +25,7 @@ Status allreduce_ring(Context& ctx, const Args& args) {
 double allreduce_ring_cost(size_t bytes, int ranks) {
   // 2(P-1) steps of n/P; the reduce-scatter half also reduces (P-1)/P of the data.
   const double n = static_cast<double>(bytes), p = ranks;
-  return 2 * (p - 1) * (cost::kAlpha + n / p / cost::kBandwidth) + (p - 1) / p * n / cost::kReduceRate;
+  return 2 * (p - 1) * (cost::alpha() + n / p / cost::bandwidth()) + (p - 1) / p * n / cost::kReduceRate;
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ Status barrier_dissemination(Context& ctx, const Args&) {
   return RCC_SUCCESS;
 }
 
-double barrier_dissemination_cost(size_t, int ranks) { return cost::log2_ceil(ranks) * cost::kAlpha; }
+double barrier_dissemination_cost(size_t, int ranks) { return cost::log2_ceil(ranks) * cost::alpha(); }
 
 }  // namespace
 

@@ -58,6 +58,29 @@ struct Args {
   const size_t* rdispls = nullptr;     // allgatherv, alltoallv, gatherv (root)
 };
 
+// The two levels of a communicator whose ranks span hosts, several on some (docs/hierarchy.md):
+// this host's ranks, which share a segment, and the ranks of every host with this rank's index on
+// its host. Made by the communicator (comm/levels.cc); the hierarchical algorithms run on them.
+struct Level {
+  shm::Segment* segment = nullptr;  // the host level's (never null there); null on the cross level
+  const p2p::Group* group = nullptr;
+  int rank = 0;
+  int size = 1;
+  uint64_t calls = 0;  // numbers this level's collectives, as the parent's sequence numbers its own
+};
+struct Levels {
+  Level host;   // this host's ranks in communicator order; host.rank is this rank's local index
+  Level cross;  // the ranks with this local index, one per host that has one, in host order
+  int hosts = 0;
+  // Ranks on the smallest host: local ranks below it each carry one slice of the data between
+  // hosts (the cross level of such a rank has a member on every host, and its rank is the host's).
+  int channels = 0;
+  int my_host = 0;
+  std::vector<int> host_of;   // communicator rank -> host (numbered in the order of their lowest rank)
+  std::vector<int> local_of;  // communicator rank -> index among its host's ranks
+  std::vector<int> host_sizes;
+};
+
 // One collective in flight on one rank. Tags carry the collective's sequence number, so messages
 // of consecutive collectives (and of different phases of one) never match each other.
 class Context {
@@ -74,8 +97,21 @@ class Context {
         size_(group.size()),
         sequence_(sequence) {}
 
+  // With the communicator's levels (null when it has none).
+  Context(p2p::Engine& engine, shm::Segment* segment, const p2p::Group& group, int rank, uint64_t sequence,
+          Levels* levels)
+      : Context(engine, segment, group, rank, sequence) {
+    levels_ = levels;
+  }
+
   int rank() const { return rank_; }
   int size() const { return size_; }
+  bool has_levels() const { return levels_ != nullptr; }
+  Levels& levels() { return *levels_; }
+  // Contexts of the next collective on each level (the levels' own numbering keeps the phases of
+  // one hierarchical call, and of consecutive calls, from matching each other's messages).
+  Context host_level() { return level(levels_->host); }
+  Context cross_level() { return level(levels_->cross); }
   p2p::Engine& engine() { return *engine_; }
   // The communicator's shared-memory segment; only the shm algorithms use it (chosen only if it exists).
   shm::Segment& shm() { return *shm_; }
@@ -95,6 +131,8 @@ class Context {
   Status post_recv(class RequestSet& receives, void* buffer, size_t bytes, int peer, int tag, size_t* index = nullptr);
 
  private:
+  Context level(Level& level) { return Context(*engine_, level.segment, *level.group, level.rank, level.calls++); }
+
   p2p::Engine* engine_;
   shm::Segment* shm_;
   const p2p::Group* group_;
@@ -102,6 +140,7 @@ class Context {
   int rank_;
   int size_;
   uint64_t sequence_;
+  Levels* levels_ = nullptr;
 };
 
 // Pending requests that are all waited for (or, on an early error, drained) together, so nothing is

@@ -6,15 +6,16 @@
 namespace rcc::collectives {
 
 // Each row is defined in its algorithm's file.
-extern const AlgorithmRow kAllreduceRing, kAllreduceTree, kAllreduceRecursiveDoubling, kAllreduceShm;
-extern const AlgorithmRow kBroadcastTree, kBroadcastPipeline, kBroadcastShm;
-extern const AlgorithmRow kReduceTree, kReduceShm;
+extern const AlgorithmRow kAllreduceRing, kAllreduceTree, kAllreduceRecursiveDoubling, kAllreduceShm,
+    kAllreduceHierarchical;
+extern const AlgorithmRow kBroadcastTree, kBroadcastPipeline, kBroadcastShm, kBroadcastHierarchical;
+extern const AlgorithmRow kReduceTree, kReduceShm, kReduceHierarchical;
 extern const AlgorithmRow kAllgatherRing, kAllgatherShm;
 extern const AlgorithmRow kReduceScatterRing, kReduceScatterShm;
 extern const AlgorithmRow kAlltoallPairwise, kAlltoallShm;
 extern const AlgorithmRow kGatherLinear, kGatherShm;
 extern const AlgorithmRow kScatterLinear, kScatterShm;
-extern const AlgorithmRow kBarrierDissemination, kBarrierShm;
+extern const AlgorithmRow kBarrierDissemination, kBarrierShm, kBarrierHierarchical;
 extern const AlgorithmRow kAllgathervRing, kAlltoallvPairwise, kAlltoallvShm, kGathervLinear, kScattervLinear,
     kReduceScattervRing;
 extern const AlgorithmRow kScanRecursiveDoubling, kExscanRecursiveDoubling;
@@ -26,11 +27,14 @@ std::span<const AlgorithmRow* const> algorithm_table() {
       &kAllreduceTree,
       &kAllreduceRecursiveDoubling,
       &kAllreduceShm,
+      &kAllreduceHierarchical,
       &kBroadcastTree,
       &kBroadcastPipeline,
       &kBroadcastShm,
+      &kBroadcastHierarchical,
       &kReduceTree,
       &kReduceShm,
+      &kReduceHierarchical,
       &kAllgatherRing,
       &kAllgatherShm,
       &kReduceScatterRing,
@@ -43,6 +47,7 @@ std::span<const AlgorithmRow* const> algorithm_table() {
       &kScatterShm,
       &kBarrierDissemination,
       &kBarrierShm,
+      &kBarrierHierarchical,
       &kAllgathervRing,
       &kAlltoallvPairwise,
       &kAlltoallvShm,

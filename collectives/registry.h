@@ -14,10 +14,13 @@ namespace rcc::collectives {
 using AlgorithmFn = Status (*)(Context& ctx, const Args& args);
 // Estimated seconds for `bytes` per rank on `ranks` ranks (cost_model.h); only ratios matter.
 using CostFn = double (*)(size_t bytes, int ranks);
+// The same for an algorithm that runs on a communicator's levels (the hierarchical ones).
+using LevelsCostFn = double (*)(size_t bytes, const Levels& levels);
 
 enum class Needs {
   kMessages,      // engine send and receive only: runs on every communicator
   kSharedMemory,  // the communicator's shared-memory segment (all ranks on one host)
+  kLevels,        // the communicator's levels (ranks on several hosts, several on some)
 };
 
 struct AlgorithmRow {
@@ -27,6 +30,7 @@ struct AlgorithmRow {
   AlgorithmFn run;
   CostFn cost;  // null for kSharedMemory rows: the tuner takes those whenever a segment exists
   Needs needs;
+  LevelsCostFn levels_cost = nullptr;  // kLevels rows (their cost is null)
 };
 
 std::span<const AlgorithmRow* const> algorithm_table();

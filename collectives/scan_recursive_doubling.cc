@@ -49,7 +49,7 @@ Status scan_recursive_doubling(Context& ctx, const Args& args) { return scan_com
 Status exscan_recursive_doubling(Context& ctx, const Args& args) { return scan_common(ctx, args, false); }
 
 double scan_recursive_doubling_cost(size_t bytes, int ranks) {
-  return cost::log2_ceil(ranks) * (cost::kAlpha + static_cast<double>(bytes) / cost::kBandwidth);
+  return cost::log2_ceil(ranks) * (cost::alpha() + static_cast<double>(bytes) / cost::bandwidth());
 }
 
 }  // namespace

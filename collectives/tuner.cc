@@ -62,7 +62,7 @@ double estimate_seconds(const AlgorithmRow& row, size_t bytes, int ranks) {
   return row.cost(bytes, ranks);
 }
 
-const AlgorithmRow& model_choice(Kind kind, size_t bytes, int ranks, bool shared_memory) {
+const AlgorithmRow& model_choice(Kind kind, size_t bytes, int ranks, bool shared_memory, const Levels* levels) {
   const AlgorithmRow* best = nullptr;
   double best_time = 0;
   for (const AlgorithmRow* row : algorithm_table()) {
@@ -71,7 +71,9 @@ const AlgorithmRow& model_choice(Kind kind, size_t bytes, int ranks, bool shared
       if (shared_memory) return *row;
       continue;
     }
-    const double t = estimate_seconds(*row, bytes, ranks);
+    if (row->needs == Needs::kLevels && levels == nullptr) continue;
+    const double t =
+        row->needs == Needs::kLevels ? row->levels_cost(bytes, *levels) : estimate_seconds(*row, bytes, ranks);
     if (best == nullptr || t < best_time) {
       best = row;
       best_time = t;
@@ -81,6 +83,11 @@ const AlgorithmRow& model_choice(Kind kind, size_t bytes, int ranks, bool shared
 }
 
 Status choose_algorithm(Kind kind, size_t bytes, int ranks, bool shared_memory, const AlgorithmRow** out) {
+  return choose_algorithm(kind, bytes, ranks, shared_memory, nullptr, out);
+}
+
+Status choose_algorithm(Kind kind, size_t bytes, int ranks, bool shared_memory, const Levels* levels,
+                        const AlgorithmRow** out) {
   static const settings::Setting& algo = settings::find("RCC_ALGO");
   const char* text = settings::raw(algo);
   if (!t_overrides_parsed || t_overrides.source != text) {
@@ -90,11 +97,18 @@ Status choose_algorithm(Kind kind, size_t bytes, int ranks, bool shared_memory, 
     t_overrides_parsed = true;
   }
   const AlgorithmRow* forced = t_overrides.forced[static_cast<int>(kind)];
-  const AlgorithmRow& row = forced != nullptr ? *forced : model_choice(kind, bytes, ranks, shared_memory);
+  const AlgorithmRow& row = forced != nullptr ? *forced : model_choice(kind, bytes, ranks, shared_memory, levels);
   if (row.needs == Needs::kSharedMemory && !shared_memory) {
     return fail(RCC_ERR_INVALID_USAGE,
                 "RCC_ALGO='%s' asks for %s:%s, but this communicator has no shared-memory segment (ranks on "
                 "several hosts, RCC_SHM=0, or /dev/shm unusable: RCC_DEBUG=INFO says which)",
+                text, kind_name(kind), row.name);
+  }
+  if (row.needs == Needs::kLevels && levels == nullptr) {
+    return fail(RCC_ERR_INVALID_USAGE,
+                "RCC_ALGO='%s' asks for %s:%s, but this communicator has no levels (its ranks are on one host, or "
+                "one per host, or RCC_HIERARCHY=0, or a host could not set up shared memory: RCC_DEBUG=INFO "
+                "says which)",
                 text, kind_name(kind), row.name);
   }
   RCC_INFO("%s of %zu bytes on %d ranks: %s (%s)", kind_name(kind), bytes, ranks, row.name,

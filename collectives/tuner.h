@@ -16,9 +16,14 @@ namespace rcc::collectives {
 // RCC_ERR_INVALID_ARGUMENT naming it, and forcing a shared-memory row without a segment is
 // RCC_ERR_INVALID_USAGE. *out is set on success only.
 Status choose_algorithm(Kind kind, size_t bytes, int ranks, bool shared_memory, const AlgorithmRow** out);
+// The same on a communicator with levels (null: none): the hierarchical rows compete by their
+// levels_cost; forcing one without levels is RCC_ERR_INVALID_USAGE.
+Status choose_algorithm(Kind kind, size_t bytes, int ranks, bool shared_memory, const Levels* levels,
+                        const AlgorithmRow** out);
 
 // The cost model alone.
-const AlgorithmRow& model_choice(Kind kind, size_t bytes, int ranks, bool shared_memory = false);
+const AlgorithmRow& model_choice(Kind kind, size_t bytes, int ranks, bool shared_memory = false,
+                                 const Levels* levels = nullptr);
 // Estimated seconds of one row (0 for a single rank).
 double estimate_seconds(const AlgorithmRow& row, size_t bytes, int ranks);
 

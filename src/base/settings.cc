@@ -82,6 +82,21 @@ const std::vector<Setting>& table() {
       choice_row("RCC_REDUCE_ISA", "auto", "auto,avx512,avx2,sse2,scalar",
                  "Reduction kernels: auto (the best this CPU runs), avx512, avx2 or sse2 (alias scalar: the "
                  "baseline x86-64 path). A level the CPU lacks falls back to the best below it."),
+      // The tuner's cost model (collectives/cost_model.h): the two levels of a job on several hosts
+      integer_row("RCC_TUNER_NET_MBPS", "10000", 1, int64_t{1} << 40,
+                  "The network's bandwidth per link in MB/s, as the tuner models it (flat algorithms and the "
+                  "between-hosts level of hierarchical ones)."),
+      integer_row("RCC_TUNER_NET_LATENCY_NS", "3000", 0, int64_t{1} << 40,
+                  "The cost of one message step between hosts in ns, as the tuner models it."),
+      integer_row("RCC_TUNER_SHM_MBPS", "20000", 1, int64_t{1} << 40,
+                  "The rate at which a rank copies through a host's shared-memory segment in MB/s, as the tuner "
+                  "models it (the within-host level of hierarchical algorithms)."),
+      integer_row("RCC_TUNER_SHM_LATENCY_NS", "500", 0, int64_t{1} << 40,
+                  "The cost of one shared-memory step within a host in ns, as the tuner models it."),
+      integer_row("RCC_HIERARCHY", "1", 0, 1,
+                  "Communicators whose ranks span hosts, several on some, get two levels (this host's ranks "
+                  "through shared memory, one rank per host between hosts) for the hierarchical algorithms "
+                  "(docs/hierarchy.md); 0 on any rank: never (flat algorithms only)."),
       // Shared memory
       choice_row("RCC_SHM", "auto", "auto,0,1",
                  "Collectives through a shared-memory segment when every rank is on one host: auto (when it can "

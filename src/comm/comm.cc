@@ -155,6 +155,14 @@ Status create_comm(const bootstrap::JobInfo& info, std::unique_ptr<bootstrap::Re
   comm->group = &engine->world_group();
   comm->hosts = comm->job->hosts;
   RCC_RETURN_IF_ERROR(finish_comm(std::move(comm), &meet, out));
+  if (Status status = make_levels(*out); status != RCC_SUCCESS) {
+    const std::string message = last_error();
+    unregister_comm(*out);
+    destroy_comm(*out);
+    *out = nullptr;
+    set_last_error(message);
+    return status;
+  }
   RCC_INFO("communicator ready: rank %d of %d (%s, rendezvous through %s), transport %s%s", info.rank, info.size,
            info.source.c_str(), meet.describe().c_str(), engine->transport_name(),
            (*out)->shm ? ", collectives through shared memory" : "");
@@ -178,6 +186,14 @@ Status create_sub_comm(const rcc_comm& parent, uint32_t id, std::vector<int> mem
   Status status = finish_comm(std::move(comm), nullptr, out);
   if (status != RCC_SUCCESS) {  // finish_comm freed the communicator
     job.engine->remove_group(group);
+    return status;
+  }
+  if (status = make_levels(raw); status != RCC_SUCCESS) {
+    const std::string message = last_error();
+    unregister_comm(raw);
+    destroy_comm(raw);
+    *out = nullptr;
+    set_last_error(message);
     return status;
   }
   RCC_TRACE("communicator %u ready: rank %d of %d (rank %d of the job)%s", raw->group->id(), raw->rank, raw->size,

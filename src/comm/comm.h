@@ -77,12 +77,17 @@ struct rcc_comm {
   rcc::bootstrap::HostMap hosts;                     // of its ranks
   std::unique_ptr<rcc::shm::Segment> shm;            // null unless every rank is on this host
   std::unique_ptr<rcc::Executor> executor;
+  // Ranks on several hosts, several on some: the two levels the hierarchical algorithms run on
+  // (comm/levels.cc), each a communicator of its own that only this one uses. Null otherwise.
+  rcc_comm* host_level = nullptr;
+  rcc_comm* cross_level = nullptr;
+  std::unique_ptr<rcc::collectives::Levels> levels;
 
   // The job's rank of this communicator's rank r.
   int job_rank(int r) const { return group->member(r); }
   // The context of the next collective (numbers it).
   rcc::collectives::Context next_collective() {
-    return rcc::collectives::Context(*engine, shm.get(), *group, rank, collective_sequence++);
+    return rcc::collectives::Context(*engine, shm.get(), *group, rank, collective_sequence++, levels.get());
   }
 };
 
@@ -104,6 +109,10 @@ Status create_comm(const bootstrap::JobInfo& job, std::unique_ptr<bootstrap::Ren
 // sharing parent's connections and, when its ranks share this host, with its own shared-memory
 // segment (set up over those connections). Collective over the members.
 Status create_sub_comm(const rcc_comm& parent, uint32_t id, std::vector<int> members, rcc_comm** out);
+// Gives a communicator whose ranks span hosts, several on some, its two levels (unless
+// RCC_HIERARCHY=0 on some rank, or a host could not set up its segment: then it has none).
+// Collective over the communicator.
+Status make_levels(rcc_comm* comm);
 // rcc_comm_destroy: meets the other ranks (unless the communicator is broken), then frees it.
 Status destroy_comm(rcc_comm* comm);
 // rcc_comm_abort: every pending and later call fails with RCC_ERR_ABORTED; never blocks on peers.

@@ -44,7 +44,8 @@ Status run(rcc_comm* comm, const collectives::Args& args, const collectives::Alg
 Status launch_collective(rcc_comm* comm, const collectives::Args& args, rcc_request_t* request) {
   const size_t bytes = args.count * rcc_datatype_size(args.datatype);
   const collectives::AlgorithmRow* algorithm = nullptr;
-  RCC_RETURN_IF_ERROR(collectives::choose_algorithm(args.kind, bytes, comm->size, comm->shm != nullptr, &algorithm));
+  RCC_RETURN_IF_ERROR(collectives::choose_algorithm(args.kind, bytes, comm->size, comm->shm != nullptr,
+                                                    comm->levels.get(), &algorithm));
   bool check = false;
   RCC_RETURN_IF_ERROR(collectives::argument_check_enabled(&check));
   if (request == nullptr) {

@@ -18,6 +18,13 @@ constexpr auto kSurvivorGrace = std::chrono::milliseconds(300);
 
 Status destroy_comm(rcc_comm* comm) {
   comm->executor.reset();  // it may still run this communicator's collectives
+  // Its levels are communicators of their own, used only by its collectives.
+  for (rcc_comm* level : {comm->cross_level, comm->host_level}) {
+    if (level == nullptr) continue;
+    unregister_comm(level);
+    destroy_comm(level);
+  }
+  comm->levels.reset();
   comm->shm.reset();
   std::shared_ptr<JobConnections> job = std::move(comm->job);
   job->engine->remove_group(comm->group);
@@ -52,6 +59,9 @@ Status destroy_comm(rcc_comm* comm) {
 void abort_comm(rcc_comm* comm) {
   comm->aborted.store(true);
   comm->engine->abort(*comm->group);
+  // A hierarchical collective may be waiting on a level.
+  if (comm->host_level != nullptr) abort_comm(comm->host_level);
+  if (comm->cross_level != nullptr) abort_comm(comm->cross_level);
 }
 
 }  // namespace rcc

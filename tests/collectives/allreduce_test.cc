@@ -7,7 +7,7 @@ using namespace coll_test;
 namespace {
 
 // A function, not a global: whether "shm" is available depends on the communicator (made in main).
-std::vector<const char*> algorithms() { return and_shm({"ring", "tree", "recursive_doubling"}); }
+std::vector<const char*> algorithms() { return and_local({"ring", "tree", "recursive_doubling"}); }
 
 // One allreduce checked against the reference; returns false (with gtest failures) if wrong.
 void run_allreduce(rcc_datatype_t t, rcc_op_t op, size_t count, bool in_place, int salt) {

@@ -36,6 +36,23 @@ inline std::vector<const char*> and_shm(std::initializer_list<const char*> algor
   return all;
 }
 
+// Whether the communicator has levels (docs/hierarchy.md): ranks on several hosts, several on
+// some, and neither RCC_HIERARCHY=0 nor RCC_SHM=0 (a host then has no segment).
+inline bool levels_enabled() {
+  const char* hierarchy = std::getenv("RCC_HIERARCHY");
+  const char* shm = std::getenv("RCC_SHM");
+  int host = 0, hosts = 0;
+  return (hierarchy == nullptr || std::string(hierarchy) != "0") && (shm == nullptr || std::string(shm) != "0") &&
+         rcc_comm_host(ranktest::comm(), &host, &hosts) == RCC_SUCCESS && hosts > 1 && ranktest::size() > hosts;
+}
+// For the collectives with a hierarchical algorithm: and_shm's list, plus "hierarchical" where
+// the communicator has levels.
+inline std::vector<const char*> and_local(std::initializer_list<const char*> algorithms) {
+  std::vector<const char*> all = and_shm(algorithms);
+  if (levels_enabled()) all.push_back("hierarchical");
+  return all;
+}
+
 // Forces algorithms through RCC_ALGO for one scope (the library rereads it when it changes).
 class ForceAlgo {
  public:

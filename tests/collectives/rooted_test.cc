@@ -2,6 +2,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "coll_test_util.h"
 
@@ -35,7 +38,7 @@ std::vector<int> roots_for(size_t count) {
 }  // namespace
 
 TEST(Broadcast, EveryRootCountPerAlgorithm) {
-  for (const char* algorithm : and_shm({"tree", "pipeline"})) {
+  for (const char* algorithm : and_local({"tree", "pipeline"})) {
     ForceAlgo force(std::string("broadcast:") + algorithm);
     for (rcc_datatype_t t : {RCC_INT8, RCC_FLOAT16, RCC_FLOAT64}) {
       for (size_t count : counts_for(t)) {
@@ -60,7 +63,7 @@ TEST(Broadcast, EveryRootCountPerAlgorithm) {
 // call before, so a cell written too early shows.
 TEST(Broadcast, RootRunsAheadOfSlowReceivers) {
   const int ranks = ranktest::size(), rank = ranktest::rank();
-  for (const char* algorithm : and_shm({"tree"})) {
+  for (const char* algorithm : and_local({"tree"})) {
     ForceAlgo force(std::string("broadcast:") + algorithm);
     for (int round = 0; round < 3; ++round) {
       for (int call = 0; call < 60; ++call) {
@@ -107,33 +110,38 @@ TEST(Broadcast, SixtyFourMiB) {
 
 TEST(Reduce, EveryTypeOpRootCount) {
   const int ranks = ranktest::size(), rank = ranktest::rank();
-  for (int t = 0; t < RCC_NUM_DATATYPES; ++t) {
-    for (int o = 0; o < RCC_NUM_OPS; ++o) {
-      const auto type = static_cast<rcc_datatype_t>(t);
-      const auto op = static_cast<rcc_op_t>(o);
-      if (!op_defined(type, op)) continue;
-      // Every root for two representative pairs; the last root for the others.
-      const bool all_roots = (type == RCC_FLOAT32 && op == RCC_SUM) || (type == RCC_INT32 && op == RCC_MAX);
-      const bool large = op == RCC_SUM || type == RCC_FLOAT32;
-      for (size_t count : counts_for(type, large)) {
-        std::vector<int> roots = all_roots ? roots_for(count) : std::vector<int>{ranks - 1};
-        for (int root : roots) {
-          for (bool in_place : {false, true}) {
-            const size_t element = rcc_datatype_size(type);
-            std::vector<uint8_t> send(count * element + 1), recv(count * element + 1);
-            fill(type, op, rank, send.data(), count, t);
-            void* out = rank == root ? (in_place ? send.data() : recv.data()) : nullptr;
-            RCC_ASSERT_OK(rcc_reduce(ranktest::comm(), send.data(), out, count, type, op, root));
-            if (rank == root) {
-              std::string first;
-              ASSERT_EQ(check_reduced(type, op, ranks, out, count, 0, &first, t), 0u)
-                  << type_name(type) << " " << op_name(op) << " count " << count << " root " << root << ": " << first;
+  // The tuner's choice; on a communicator with levels, the tree and the hierarchical one each.
+  for (const char* algorithm : levels_enabled() ? and_local({"tree"}) : std::vector<const char*>{""})
+    for (int t = 0; t < RCC_NUM_DATATYPES; ++t) {
+      std::unique_ptr<ForceAlgo> force;
+      if (*algorithm != '\0') force = std::make_unique<ForceAlgo>(std::string("reduce:") + algorithm);
+      SCOPED_TRACE(algorithm);
+      for (int o = 0; o < RCC_NUM_OPS; ++o) {
+        const auto type = static_cast<rcc_datatype_t>(t);
+        const auto op = static_cast<rcc_op_t>(o);
+        if (!op_defined(type, op)) continue;
+        // Every root for two representative pairs; the last root for the others.
+        const bool all_roots = (type == RCC_FLOAT32 && op == RCC_SUM) || (type == RCC_INT32 && op == RCC_MAX);
+        const bool large = op == RCC_SUM || type == RCC_FLOAT32;
+        for (size_t count : counts_for(type, large)) {
+          std::vector<int> roots = all_roots ? roots_for(count) : std::vector<int>{ranks - 1};
+          for (int root : roots) {
+            for (bool in_place : {false, true}) {
+              const size_t element = rcc_datatype_size(type);
+              std::vector<uint8_t> send(count * element + 1), recv(count * element + 1);
+              fill(type, op, rank, send.data(), count, t);
+              void* out = rank == root ? (in_place ? send.data() : recv.data()) : nullptr;
+              RCC_ASSERT_OK(rcc_reduce(ranktest::comm(), send.data(), out, count, type, op, root));
+              if (rank == root) {
+                std::string first;
+                ASSERT_EQ(check_reduced(type, op, ranks, out, count, 0, &first, t), 0u)
+                    << type_name(type) << " " << op_name(op) << " count " << count << " root " << root << ": " << first;
+              }
             }
           }
         }
       }
     }
-  }
 }
 
 TEST(Reduce, SixtyFourMiB) {

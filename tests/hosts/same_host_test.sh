@@ -11,7 +11,7 @@ rccrun=$1
 probe=$2
 scripts=$3
 net=${RCC_TEST_NET:-81}
-hosts="rcch-a rcch-b"
+hosts="rcchs-a rcchs-b"
 dir=$(mktemp -d /tmp/rcc-same-host.XXXXXX)
 cleanup() {
   RCC_NETNS_NET=$net "$scripts/netns-hosts.sh" down $hosts >/dev/null 2>&1
@@ -44,10 +44,10 @@ run() {  # run LABEL RCCRUN-ARGS...: the job's output, exit status checked
 run "one machine" -n 3
 for r in 0 1 2; do expect "rank $r host 0 of 1 name" "$out"; done
 
-run "two test hosts" -H rcch-a:2,rcch-b:1 --rsh "$scripts/netns-rsh"
-expect "rank 0 host 0 of 2 name rcch-a ok" "$out"
-expect "rank 1 host 0 of 2 name rcch-a ok" "$out"
-expect "rank 2 host 1 of 2 name rcch-b ok" "$out"
+run "two test hosts" -H rcchs-a:2,rcchs-b:1 --rsh "$scripts/netns-rsh"
+expect "rank 0 host 0 of 2 name rcchs-a ok" "$out"
+expect "rank 1 host 0 of 2 name rcchs-a ok" "$out"
+expect "rank 2 host 1 of 2 name rcchs-b ok" "$out"
 
 # Containers: network namespace and hostname of their own, /dev/shm of this machine.
 cat >"$dir/container-rsh" <<EOS
@@ -57,9 +57,9 @@ shift
 exec ip netns exec "\$h" unshare --uts sh -c "hostname c-\$h && \$*"
 EOS
 chmod +x "$dir/container-rsh"
-run "containers sharing /dev/shm" -H rcch-a:1,rcch-b:1 --rsh "$dir/container-rsh"
-expect "rank 0 host 0 of 1 name c-rcch-a ok" "$out"
-expect "rank 1 host 0 of 1 name c-rcch-b ok" "$out"
+run "containers sharing /dev/shm" -H rcchs-a:1,rcchs-b:1 --rsh "$dir/container-rsh"
+expect "rank 0 host 0 of 1 name c-rcchs-a ok" "$out"
+expect "rank 1 host 0 of 1 name c-rcchs-b ok" "$out"
 
 # One network (this machine's), one hostname, but each rank's own /dev/shm.
 cat >"$dir/private-shm-rsh" <<EOS

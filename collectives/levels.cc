@@ -1,0 +1,119 @@
+#include "collectives/levels.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "collectives/algorithms.h"
+#include "collectives/cost_model.h"
+#include "collectives/tuner.h"
+
+namespace rcc::collectives {
+namespace {
+
+// The part [*lo, *hi) of channel c's slice (in bytes) inside the chunk [base, base + length).
+bool slice_in_chunk(size_t count, size_t element, int channels, int c, size_t base, size_t length, size_t* lo,
+                    size_t* hi) {
+  *lo = std::max(channel_begin(count, channels, c) * element, base);
+  *hi = std::min(channel_end(count, channels, c) * element, base + length);
+  return *lo < *hi;
+}
+
+// Bytes a step moves: the slot, less what does not make a whole element.
+size_t chunk_bytes(const shm::Segment& segment, size_t element) {
+  return segment.slot_bytes() - segment.slot_bytes() % element;
+}
+
+}  // namespace
+
+Status host_reduce_to_channels(Context& ctx, const void* send, void* out, size_t count, rcc_datatype_t datatype,
+                               rcc_op_t op, const char* what) {
+  const Levels& levels = ctx.levels();
+  Context host = ctx.host_level();
+  const size_t element = rcc_datatype_size(datatype);
+  const size_t bytes = count * element;
+  if (host.size() == 1) {  // a host of one rank: the smallest, so one channel, the whole buffer
+    if (out != send) std::memmove(out, send, bytes);
+    return RCC_SUCCESS;
+  }
+  shm::Segment& segment = host.shm();
+  RCC_RETURN_IF_ERROR(segment.check_usable(what));
+  const Args reduce_args{.kind = Kind::kReduce, .datatype = datatype, .op = op};
+  const int me = host.rank();
+  std::vector<const uint8_t*>& inputs = shm_input_list(host.size());
+  const size_t chunk = chunk_bytes(segment, element);
+  const auto* from = static_cast<const uint8_t*>(send);
+  auto* to = static_cast<uint8_t*>(out);
+  for (size_t base = 0; base < bytes; base += chunk) {
+    const size_t length = std::min(chunk, bytes - base);
+    RCC_RETURN_IF_ERROR(segment.begin(what));
+    const uint64_t step = segment.next_step();
+    // Every rank's whole chunk (its own too, so that out may alias send).
+    std::memcpy(segment.slot(me, step), from + base, length);
+    RCC_RETURN_IF_ERROR(segment.step(what));
+    size_t lo = 0, hi = 0;
+    if (me < levels.channels && slice_in_chunk(count, element, levels.channels, me, base, length, &lo, &hi)) {
+      for (int q = 0; q < host.size(); ++q) inputs[static_cast<size_t>(q)] = segment.slot(q, step) + (lo - base);
+      shm_reduce_in_order(to + lo, inputs.data(), host.size(), (hi - lo) / element, reduce_args);
+    }
+  }
+  return RCC_SUCCESS;
+}
+
+Status host_share_channels(Context& ctx, void* buf, size_t count, size_t element, int reader, const char* what) {
+  const Levels& levels = ctx.levels();
+  Context host = ctx.host_level();
+  if (host.size() == 1) return RCC_SUCCESS;  // one rank: it holds the only slice
+  shm::Segment& segment = host.shm();
+  RCC_RETURN_IF_ERROR(segment.check_usable(what));
+  const int me = host.rank();
+  const size_t bytes = count * element;
+  const size_t chunk = chunk_bytes(segment, element);
+  auto* data = static_cast<uint8_t*>(buf);
+  for (size_t base = 0; base < bytes; base += chunk) {
+    const size_t length = std::min(chunk, bytes - base);
+    RCC_RETURN_IF_ERROR(segment.begin(what));
+    const uint64_t step = segment.next_step();
+    size_t lo = 0, hi = 0;
+    if (me < levels.channels && slice_in_chunk(count, element, levels.channels, me, base, length, &lo, &hi)) {
+      std::memcpy(segment.slot(me, step) + (lo - base), data + lo, hi - lo);
+    }
+    RCC_RETURN_IF_ERROR(segment.step(what));
+    if (reader >= 0 && me != reader) continue;
+    for (int c = 0; c < levels.channels; ++c) {
+      if (c != me && slice_in_chunk(count, element, levels.channels, c, base, length, &lo, &hi)) {
+        std::memcpy(data + lo, segment.slot(c, step) + (lo - base), hi - lo);
+      }
+    }
+  }
+  return RCC_SUCCESS;
+}
+
+Status run_on_host(Context& ctx, const Args& args, const char* name) {
+  Context host = ctx.host_level();
+  // A host of one rank has nothing to meet or broadcast (and may have no segment).
+  if (host.size() == 1 && (args.kind == Kind::kBarrier || args.kind == Kind::kBroadcast)) return RCC_SUCCESS;
+  const AlgorithmRow* row = find_algorithm(args.kind, name);
+  if (row == nullptr) return fail(RCC_ERR_INTERNAL, "no %s algorithm '%s'", kind_name(args.kind), name);
+  if (row->needs == Needs::kSharedMemory) RCC_RETURN_IF_ERROR(host.shm().check_usable(kind_name(args.kind)));
+  return row->run(host, args);
+}
+
+Status run_on_cross(Context& ctx, const Args& args) {
+  Context cross = ctx.cross_level();
+  if (cross.size() == 1 || (args.count == 0 && args.kind != Kind::kBarrier)) return RCC_SUCCESS;
+  const size_t bytes = args.count * rcc_datatype_size(args.datatype);
+  return model_choice(args.kind, bytes, cross.size(), false).run(cross, args);
+}
+
+double cross_cost(Kind kind, size_t bytes, int hosts) {
+  return estimate_seconds(model_choice(kind, bytes, hosts, false), bytes, hosts);
+}
+
+double host_pass_cost(size_t bytes, int ranks) {
+  if (ranks <= 1) return 0.0;
+  const cost::Rates& rates = cost::rates();
+  const double steps = std::max(1.0, std::ceil(static_cast<double>(bytes) / static_cast<double>(512 * 1024)));
+  return steps * rates.shm_alpha + 2.0 * static_cast<double>(bytes) / rates.shm_bandwidth;
+}
+
+}  // namespace rcc::collectives

@@ -1,0 +1,44 @@
+// What the hierarchical algorithms share (docs/hierarchy.md): the slices the channels carry between
+// hosts, the two host-level steps (reduce every local rank's data into the channels' slices; hand
+// the slices to every local rank) and a collective on the cross level.
+#pragma once
+
+#include <cstddef>
+
+#include "collectives/collective.h"
+#include "collectives/registry.h"
+
+namespace rcc::collectives {
+
+// Elements [begin, end) of `count` that channel c of `channels` carries between hosts.
+inline size_t channel_begin(size_t count, int channels, int c) {
+  return count * static_cast<size_t>(c) / static_cast<size_t>(channels);
+}
+inline size_t channel_end(size_t count, int channels, int c) { return channel_begin(count, channels, c + 1); }
+
+// Host level: every local rank's `send` (count elements) reduced over the host's ranks, in local
+// rank order, with `op` (a kernel op: not RCC_AVG); local rank c < channels gets channel c's slice
+// of the result at its place in `out` (a buffer of count elements; may be send). Collective over
+// the host's ranks.
+Status host_reduce_to_channels(Context& ctx, const void* send, void* out, size_t count, rcc_datatype_t datatype,
+                               rcc_op_t op, const char* what);
+
+// Host level: local rank c < channels holds channel c's slice of `buf` (count elements); afterwards
+// every local rank holds all of buf, or only local rank `reader` when it is >= 0. Collective over
+// the host's ranks.
+Status host_share_channels(Context& ctx, void* buf, size_t count, size_t element, int reader, const char* what);
+
+// Runs `args` on the host level with the algorithm `name` ("shm", or a message-based one).
+Status run_on_host(Context& ctx, const Args& args, const char* name);
+// Runs `args` on the cross level with the algorithm the cost model picks for it (every member
+// picks the same). Only ranks whose local index is below the channel count may call it.
+Status run_on_cross(Context& ctx, const Args& args);
+
+// The cost model's estimate for the cross level: the cheapest message-based row of `kind` for
+// `bytes` per rank on `hosts` ranks. The channels split the bytes between them but share the
+// host's link, so together they cost about what one channel moving all of them would.
+double cross_cost(Kind kind, size_t bytes, int hosts);
+// One pass of `bytes` through a host's shared memory (copy in, step, read out) on `ranks` ranks.
+double host_pass_cost(size_t bytes, int ranks);
+
+}  // namespace rcc::collectives
