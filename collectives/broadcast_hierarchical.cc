@@ -37,8 +37,7 @@ Status broadcast_hierarchical(Context& ctx, const Args& args) {
 
 double broadcast_hierarchical_cost(size_t bytes, const Levels& levels) {
   const int most = *std::max_element(levels.host_sizes.begin(), levels.host_sizes.end());
-  return 2 * host_pass_cost(bytes, most) +
-         cross_cost(Kind::kBroadcast, bytes, levels.hosts);
+  return 2 * host_pass_cost(bytes, most) + cross_cost(Kind::kBroadcast, bytes, levels.hosts);
 }
 
 }  // namespace
