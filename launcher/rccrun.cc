@@ -252,6 +252,17 @@ class Job {
   // (its sockets close) and exit before the kernel has made it a zombie, so the deaths seen within
   // kFailureSettle are compared: a rank killed by a signal is the cause rather than ranks that
   // exited with an error at the same time.
+  // "ranks 2 (host b), 3 (host b)": the ranks not yet exited, for messages naming them.
+  std::string still_running() const {
+    std::string list;
+    int count = 0;
+    for (const Rank& rank : ranks_) {
+      if (!rank.running) continue;
+      list += (count++ == 0 ? "" : ", ") + std::to_string(rank.rank) + " (host " + rank.placement.host + ")";
+    }
+    return (count == 1 ? "rank " : "ranks ") + list;
+  }
+
   void report_failure() {
     report_at_.reset();
     if (failures_.empty()) return;
@@ -345,13 +356,13 @@ class Job {
       if (report_at_ && now >= *report_at_) report_failure();
       dumps_.poll();
       if (terminate_at_ && now >= *terminate_at_) {
-        say("%d rank%s still running %g s after the failure; sending SIGTERM", running_, running_ == 1 ? "" : "s",
-            options_.failure_grace_s);
+        say("%s still running %g s after the failure (stuck, stopped or unreachable); sending SIGTERM",
+            still_running().c_str(), options_.failure_grace_s);
         send_stop_signal(SIGTERM);
       }
       if (kill_at_ && now >= *kill_at_) {
         if (running_ > 0)
-          say("%d rank%s still running %lld s after SIGTERM; sending SIGKILL", running_, running_ == 1 ? "" : "s",
+          say("%s still running %lld s after SIGTERM; sending SIGKILL", still_running().c_str(),
               static_cast<long long>(kKillGrace.count()));
         signal_all(SIGKILL);
         kill_at_.reset();

@@ -49,6 +49,10 @@ const std::vector<Setting>& table() {
       integer_row("RCC_TIMEOUT", "60", 1, 86400 * 7,
                   "Seconds without progress on a pending operation before it fails with RCC_ERR_TIMEOUT; a peer's "
                   "death is reported sooner."),
+      integer_row("RCC_PEER_TIMEOUT", "5", 0, 86400,
+                  "Seconds without a heartbeat from a peer before every rank reports it unreachable (its host's "
+                  "link is cut, or the host or the process is frozen: nothing closes its connections); 0: only a "
+                  "closed connection or RCC_TIMEOUT says so."),
       integer_row("RCC_CALL_RECORD", "4096", 0, 1 << 20,
                   "Calls kept in each process's flight recorder (the most recent collectives and point-to-point "
                   "calls, shown when a call times out and by rcc-dump); 0 turns it off. About 80 bytes each."),

@@ -94,10 +94,26 @@ HostMap HostMap::of(std::vector<RankPlace> places) {
   return map;
 }
 
+namespace {
+
+// The kernel a rank runs on (the boot id: the identity up to its '/'). Hosts that share memory
+// share it; so do containers or test hosts with private /dev/shm on one machine, which share its
+// cores.
+std::string machine_of(const RankPlace& place) { return place.identity.substr(0, place.identity.find('/')); }
+
+}  // namespace
+
 bool HostMap::crowded(int host) const {
+  // Every rank on this host's machine competes for its cores, whether or not it shares memory.
+  const std::string machine = machine_of(place(ranks_on(host).front()));
   CpuSet cpus;
-  for (int rank : ranks_on(host)) cpus.unite(place(rank).cpus);
-  return ranks_outnumber_cores(static_cast<int>(ranks_on(host).size()), cpus);
+  int ranks = 0;
+  for (const RankPlace& other : places_) {
+    if (machine_of(other) != machine) continue;
+    cpus.unite(other.cpus);
+    ++ranks;
+  }
+  return ranks_outnumber_cores(ranks, cpus);
 }
 
 HostMap HostMap::subset(const std::vector<int>& ranks) const {

@@ -36,7 +36,8 @@ class HostMap {
   int hosts() const { return static_cast<int>(host_ranks_.size()); }
   int host_of(int rank) const { return host_of_[static_cast<size_t>(rank)]; }
   const std::vector<int>& ranks_on(int host) const { return host_ranks_[static_cast<size_t>(host)]; }
-  // Whether the ranks on `host` outnumber the CPUs they may run on together.
+  // Whether the ranks on `host`'s machine (its kernel: other hosts without shared memory may run on
+  // it too, as containers do) outnumber the CPUs they may run on together.
   bool crowded(int host) const;
   // The map of the ranks listed (rank i of the result is ranks[i] here).
   HostMap subset(const std::vector<int>& ranks) const;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "base/log.h"
@@ -19,6 +20,9 @@ namespace rcc::bootstrap {
 namespace {
 
 constexpr char kGoodbye = 'G';
+constexpr char kHeartbeat = 'H';
+// Heartbeats per peer timeout: a peer misses several before it counts as unreachable.
+constexpr double kBeatsPerTimeout = 5;
 // A connection to the listener must deliver its whole hello within this time of being accepted.
 constexpr auto kHelloDeadline = std::chrono::seconds(5);
 // Connections waiting for their hello, at most; one more is closed at once (and counted as refused).
@@ -60,10 +64,11 @@ LivenessMonitor::~LivenessMonitor() {
   }
 }
 
-Status LivenessMonitor::start(Exchange& exchange, const std::string& secret, double timeout_s,
+Status LivenessMonitor::start(Exchange& exchange, const std::string& secret, double timeout_s, double peer_timeout_s,
                               FailureCallback on_failure, std::unique_ptr<LivenessMonitor>* out) {
   std::unique_ptr<LivenessMonitor> monitor(
       new LivenessMonitor(exchange.rank(), exchange.size(), std::move(on_failure)));
+  monitor->peer_timeout_s_ = peer_timeout_s;
   if (::pipe2(monitor->wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) {
     return fail(RCC_ERR_INTERNAL, "liveness: pipe2 failed: %s", std::strerror(errno));
   }
@@ -206,10 +211,47 @@ Status LivenessMonitor::connect_mesh(Exchange& exchange, const std::string& secr
   return RCC_SUCCESS;
 }
 
+void LivenessMonitor::beat() {
+  for (int fd : fds_) {
+    if (fd < 0) continue;
+    ssize_t ignored = ::send(fd, &kHeartbeat, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)ignored;
+  }
+}
+
+void LivenessMonitor::drop_silent(const std::vector<Clock::time_point>& heard, Clock::time_point now) {
+  const auto limit = std::chrono::duration<double>(peer_timeout_s_);
+  for (int peer = 0; peer < size_; ++peer) {
+    if (fds_[peer] < 0 || said_goodbye_[peer] || now - heard[peer] < limit) continue;
+    ::close(fds_[peer]);
+    fds_[peer] = -1;
+    char why[512];
+    std::snprintf(why, sizeof why,
+                  "rank %d (host %s) is unreachable: nothing heard from it for %.1f s (RCC_PEER_TIMEOUT=%g): its "
+                  "host stopped answering (link down, or the host or the process frozen)",
+                  peer, hosts_[peer].c_str(), std::chrono::duration<double>(now - heard[peer]).count(),
+                  peer_timeout_s_);
+    on_failure_(peer, why);
+  }
+}
+
 void LivenessMonitor::watch() {
+  const bool beating = peer_timeout_s_ > 0;
+  const auto interval =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(peer_timeout_s_ / kBeatsPerTimeout));
+  std::vector<Clock::time_point> heard(static_cast<size_t>(size_), Clock::now());
+  Clock::time_point next_beat = Clock::now();
   std::vector<struct pollfd> pfds;
   std::vector<int> peers;
   for (;;) {
+    int wait_ms = -1;
+    if (beating) {
+      if (Clock::now() >= next_beat) {
+        beat();
+        next_beat = Clock::now() + interval;
+      }
+      wait_ms = ms_until(next_beat);
+    }
     pfds.clear();
     peers.clear();
     pfds.push_back({wake_pipe_[0], POLLIN, 0});
@@ -220,27 +262,31 @@ void LivenessMonitor::watch() {
         peers.push_back(peer);
       }
     }
-    if (::poll(pfds.data(), pfds.size(), -1) < 0) {
+    if (::poll(pfds.data(), pfds.size(), wait_ms) < 0) {
       if (errno == EINTR) continue;
       return;
     }
     if (pfds[0].revents != 0) return;  // stopping
+    const Clock::time_point now = Clock::now();
     for (size_t i = 1; i < pfds.size(); ++i) {
       if (pfds[i].revents == 0) continue;
       const int peer = peers[i];
-      char buffer[16];
-      ssize_t n = ::recv(fds_[peer], buffer, sizeof buffer, 0);
+      char buffer[64];
+      ssize_t n = ::recv(fds_[peer], buffer, sizeof buffer, MSG_DONTWAIT);
       if (n > 0) {
+        heard[static_cast<size_t>(peer)] = now;
         if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n)) != nullptr) said_goodbye_[peer] = true;
         continue;
       }
-      if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
       ::close(fds_[peer]);
       fds_[peer] = -1;
       if (said_goodbye_[peer]) continue;
       on_failure_(peer, "rank " + std::to_string(peer) + " (host " + hosts_[peer] +
                             ") died: its connection closed without a goodbye (the process exited or was killed)");
     }
+    // After reading: what arrived while this thread was not running counts as heard.
+    if (beating) drop_silent(heard, now);
   }
 }
 

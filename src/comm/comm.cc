@@ -143,8 +143,10 @@ Status create_comm(const bootstrap::JobInfo& info, std::unique_ptr<bootstrap::Re
   job.engine->set_wait_policy(job.wait);
   dump_calls_on_first_timeout(job);
   p2p::Engine* engine = job.engine.get();
+  int64_t peer_timeout = 0;
+  RCC_RETURN_IF_ERROR(settings::integer("RCC_PEER_TIMEOUT", &peer_timeout));
   RCC_RETURN_IF_ERROR(bootstrap::LivenessMonitor::start(
-      meet, info.secret, job.bootstrap_timeout_s,
+      meet, info.secret, job.bootstrap_timeout_s, static_cast<double>(peer_timeout),
       [engine](int peer, const std::string& why) { engine->peer_failed(peer, why); }, &job.liveness));
   RCC_RETURN_IF_ERROR(DumpOnSignal::start(job, &job.dump_on_signal));
 

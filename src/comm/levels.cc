@@ -77,6 +77,9 @@ Status make_levels(rcc_comm* comm) {
     }
     return status;
   }
+  // A wait within the host must end when any rank of this communicator fails (comm/levels.cc's
+  // callers wait there while their mates talk to the other hosts).
+  if (comm->host_level->shm != nullptr) comm->host_level->shm->watch_health_of(comm->group);
   auto levels = std::make_unique<collectives::Levels>();
   levels->host = collectives::Level{comm->host_level->shm.get(), comm->host_level->group, comm->host_level->rank,
                                     comm->host_level->size};

@@ -98,6 +98,11 @@ class Segment {
   // errors: a dead peer (RCC_ERR_PEER_FAILED naming it), an abort, or RCC_TIMEOUT passing.
   Status step(const char* what);
 
+  // Whose health the waits consult from now on: a host level's segment takes its parent
+  // communicator's, so that a hierarchical collective waiting within a host fails when a rank on
+  // another host dies or stops answering, not only when a rank of this host does.
+  void watch_health_of(PeerHealth* health) { health_ = health; }
+
   // At the start of every shared-memory collective: fails if a peer failed, the communicator was
   // aborted, or an earlier shared-memory collective failed on any rank (the steps would no longer
   // pair up, so the segment is unusable for good: destroy the communicator).

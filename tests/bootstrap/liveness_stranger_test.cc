@@ -61,7 +61,7 @@ TEST(LivenessStrangers, MeshCompletesAndEveryStrangerIsRefused) {
     return std::thread([&, rank] {
       StoreExchange meet(*clients[rank], "job", rank, size);
       statuses[rank] = LivenessMonitor::start(
-          meet, secret, 30, [&](int, const std::string&) { ++failures; }, &monitors[rank]);
+          meet, secret, 30, 5, [&](int, const std::string&) { ++failures; }, &monitors[rank]);
       ready_at[rank] = std::chrono::duration<double>(steady_clock::now() - t0).count();
     });
   };

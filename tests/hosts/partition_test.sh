@@ -1,0 +1,81 @@
+#!/bin/sh
+# A host that stops answering (issue 29): its link cut mid-collective (ip link set down in its
+# namespace), or its ranks frozen (SIGSTOP). Nothing closes their connections, so only the
+# liveness heartbeats can tell: every surviving rank must fail naming the unreachable ranks within
+# a bound set by RCC_PEER_TIMEOUT (2 s here; RCC_TIMEOUT is 300 s, so that cannot be what fires),
+# and rccrun must exit non-zero. Over UCX TCP between test hosts with private /dev/shm.
+# Usage: partition_test.sh RCCRUN PARTITION_LOOP SCRIPTS_DIR
+set -u
+rccrun=$1
+loop=$2
+scripts=$3
+net=${RCC_TEST_NET:-85}
+hosts="rcchp-a rcchp-b"
+dir=$(mktemp -d /tmp/rcc-partition.XXXXXX)
+job=
+cleanup() {
+  for pid in $(ip netns pids rcchp-b 2>/dev/null); do kill -CONT "$pid" 2>/dev/null; kill -KILL "$pid" 2>/dev/null; done
+  [ -z "$job" ] || kill -KILL "$job" 2>/dev/null
+  RCC_NETNS_NET=$net "$scripts/netns-hosts.sh" down $hosts >/dev/null 2>&1
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+if ! RCC_NETNS_NET=$net "$scripts/netns-hosts.sh" up $hosts; then
+  echo "FAIL: cannot make the test hosts (needs root, iproute2 and util-linux)"
+  exit 1
+fi
+
+failed=0
+bound=30  # seconds from the cut to the end of the job: RCC_PEER_TIMEOUT=2 plus start-up slack
+now() { date +%s.%N; }
+
+# One case: start 2+2 ranks, wait until all ran a round, apply $1 (a shell command), then the job
+# must end non-zero within the bound, each rank of host a naming ranks 2 and 3 as unreachable.
+check() {
+  label=$1
+  action=$2
+  echo "=== $label"
+  ip -n rcchp-b link set eth0 up
+  RCC_SOCKET_IFNAME=rccbr$net "$rccrun" -H rcchp-a:2,rcchp-b:2 --rsh "$scripts/netns-rsh" --tag-output \
+    --timeout 120 --env UCX_TLS=tcp,self --env RCC_TRANSPORT=ucx --env RCC_TIMEOUT=300 \
+    --env RCC_PEER_TIMEOUT=2 "$loop" 100 >"$dir/out" 2>&1 &
+  job=$!
+  waited=0
+  while [ "$(grep -c ' ready$' "$dir/out")" -lt 4 ] && [ $waited -lt 600 ]; do
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  cut_at=$(now)
+  sh -c "$action"
+  rc=0
+  wait $job || rc=$?
+  job=
+  elapsed=$(echo "$(now) - $cut_at" | bc)
+  cat "$dir/out"
+  echo "job ended ${elapsed} s after the cut, exit status $rc"
+  [ $rc -ne 0 ] || { echo "FAIL: $label: rccrun exited 0"; failed=1; }
+  if [ "$(echo "$elapsed > $bound" | bc)" = 1 ]; then
+    echo "FAIL: $label: the job took ${elapsed} s to end (bound ${bound} s)"
+    failed=1
+  fi
+  for r in 0 1; do
+    line=$(grep "^\[$r\] rank $r failed after" "$dir/out")
+    case "$line" in
+    *"rank 2 (host rcchp-b) is unreachable"* | *"rank 3 (host rcchp-b) is unreachable"*) ;;
+    *) echo "FAIL: $label: rank $r does not name an unreachable rank of rcchp-b: '$line'"; failed=1 ;;
+    esac
+  done
+  if [ "$label" = "ranks frozen" ]; then
+    case "$(cat "$dir/out")" in
+    *"ranks 2 (host rcchp-b), 3 (host rcchp-b) still running"*) ;;
+    *) echo "FAIL: $label: rccrun does not name the frozen ranks"; failed=1 ;;
+    esac
+  fi
+  for pid in $(ip netns pids rcchp-b); do kill -CONT "$pid" 2>/dev/null; done
+}
+
+check "link cut" "ip -n rcchp-b link set eth0 down"
+check "ranks frozen" 'for pid in $(ip netns pids rcchp-b); do kill -STOP $pid; done'
+
+[ $failed -eq 0 ] && echo PASS
+exit $failed
