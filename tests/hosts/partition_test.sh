@@ -37,7 +37,7 @@ check() {
   echo "=== $label"
   ip -n rcchp-b link set eth0 up
   RCC_SOCKET_IFNAME=rccbr$net "$rccrun" -H rcchp-a:2,rcchp-b:2 --rsh "$scripts/netns-rsh" --tag-output \
-    --timeout 120 --env UCX_TLS=tcp,self --env RCC_TRANSPORT=ucx --env RCC_TIMEOUT=300 \
+    --timeout 120 --failure-grace 2 --env UCX_TLS=tcp,self --env RCC_TRANSPORT=ucx --env RCC_TIMEOUT=300 \
     --env RCC_PEER_TIMEOUT=2 "$loop" 100 >"$dir/out" 2>&1 &
   job=$!
   waited=0
@@ -67,7 +67,7 @@ check() {
   done
   if [ "$label" = "ranks frozen" ]; then
     case "$(cat "$dir/out")" in
-    *"ranks 2 (host rcchp-b), 3 (host rcchp-b) still running"*) ;;
+    *"ranks 2 (host rcchp-b), 3 (host rcchp-b) still running 2 s after the failure"*) ;;
     *) echo "FAIL: $label: rccrun does not name the frozen ranks"; failed=1 ;;
     esac
   fi
