@@ -79,6 +79,9 @@ struct Levels {
   std::vector<int> host_of;   // communicator rank -> host (numbered in the order of their lowest rank)
   std::vector<int> local_of;  // communicator rank -> index among its host's ranks
   std::vector<int> host_sizes;
+  // Each host's ranks are consecutive communicator ranks, hosts in rank order (as launchers place
+  // them): what the hierarchical reduce_scatter needs.
+  bool blocked = false;
 };
 
 // One collective in flight on one rank. Tags carry the collective's sequence number, so messages

@@ -60,29 +60,44 @@ Status host_reduce_to_channels(Context& ctx, const void* send, void* out, size_t
 }
 
 Status host_share_channels(Context& ctx, void* buf, size_t count, size_t element, int reader, const char* what) {
-  const Levels& levels = ctx.levels();
+  const int channels = ctx.levels().channels;
+  std::vector<std::pair<size_t, size_t>> ranges(static_cast<size_t>(channels));
+  for (int c = 0; c < channels; ++c) {
+    ranges[static_cast<size_t>(c)] = {channel_begin(count, channels, c) * element,
+                                      channel_end(count, channels, c) * element};
+  }
+  return host_share_ranges(ctx, buf, count * element, ranges, reader, what);
+}
+
+Status host_share_ranges(Context& ctx, void* buf, size_t bytes, const std::vector<std::pair<size_t, size_t>>& ranges,
+                         int reader, const char* what) {
+  const int channels = ctx.levels().channels;
   Context host = ctx.host_level();
   if (host.size() == 1) return RCC_SUCCESS;  // one rank: it holds the only slice
   shm::Segment& segment = host.shm();
   RCC_RETURN_IF_ERROR(segment.check_usable(what));
   const int me = host.rank();
-  const size_t bytes = count * element;
-  const size_t chunk = chunk_bytes(segment, element);
+  // Whole slots: the ranges need not be whole elements of anything.
+  const size_t chunk = segment.slot_bytes();
   auto* data = static_cast<uint8_t*>(buf);
+  auto part = [&](int c, size_t base, size_t length, size_t* lo, size_t* hi) {
+    *lo = std::max(ranges[static_cast<size_t>(c)].first, base);
+    *hi = std::min(ranges[static_cast<size_t>(c)].second, base + length);
+    return *lo < *hi;
+  };
   for (size_t base = 0; base < bytes; base += chunk) {
     const size_t length = std::min(chunk, bytes - base);
     RCC_RETURN_IF_ERROR(segment.begin(what));
     const uint64_t step = segment.next_step();
     size_t lo = 0, hi = 0;
-    if (me < levels.channels && slice_in_chunk(count, element, levels.channels, me, base, length, &lo, &hi)) {
+    if (me < channels && part(me, base, length, &lo, &hi)) {
       std::memcpy(segment.slot(me, step) + (lo - base), data + lo, hi - lo);
     }
     RCC_RETURN_IF_ERROR(segment.step(what));
     if (reader >= 0 && me != reader) continue;
-    for (int c = 0; c < levels.channels; ++c) {
-      if (c != me && slice_in_chunk(count, element, levels.channels, c, base, length, &lo, &hi)) {
+    for (int c = 0; c < channels; ++c) {
+      if (c != me && part(c, base, length, &lo, &hi))
         std::memcpy(data + lo, segment.slot(c, step) + (lo - base), hi - lo);
-      }
     }
   }
   return RCC_SUCCESS;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
+#include <vector>
 
 #include "collectives/collective.h"
 #include "collectives/registry.h"
@@ -27,6 +29,11 @@ Status host_reduce_to_channels(Context& ctx, const void* send, void* out, size_t
 // every local rank holds all of buf, or only local rank `reader` when it is >= 0. Collective over
 // the host's ranks.
 Status host_share_channels(Context& ctx, void* buf, size_t count, size_t element, int reader, const char* what);
+
+// The same with a byte range [first, second) of buf per channel (ranges.size() == channels), for
+// slices that are not the even split of one buffer.
+Status host_share_ranges(Context& ctx, void* buf, size_t bytes, const std::vector<std::pair<size_t, size_t>>& ranges,
+                         int reader, const char* what);
 
 // Runs `args` on the host level with the algorithm `name` ("shm", or a message-based one).
 Status run_on_host(Context& ctx, const Args& args, const char* name);

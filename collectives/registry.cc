@@ -10,8 +10,8 @@ extern const AlgorithmRow kAllreduceRing, kAllreduceTree, kAllreduceRecursiveDou
     kAllreduceHierarchical;
 extern const AlgorithmRow kBroadcastTree, kBroadcastPipeline, kBroadcastShm, kBroadcastHierarchical;
 extern const AlgorithmRow kReduceTree, kReduceShm, kReduceHierarchical;
-extern const AlgorithmRow kAllgatherRing, kAllgatherShm;
-extern const AlgorithmRow kReduceScatterRing, kReduceScatterShm;
+extern const AlgorithmRow kAllgatherRing, kAllgatherShm, kAllgatherHierarchical;
+extern const AlgorithmRow kReduceScatterRing, kReduceScatterShm, kReduceScatterHierarchical;
 extern const AlgorithmRow kAlltoallPairwise, kAlltoallShm;
 extern const AlgorithmRow kGatherLinear, kGatherShm;
 extern const AlgorithmRow kScatterLinear, kScatterShm;
@@ -37,8 +37,10 @@ std::span<const AlgorithmRow* const> algorithm_table() {
       &kReduceHierarchical,
       &kAllgatherRing,
       &kAllgatherShm,
+      &kAllgatherHierarchical,
       &kReduceScatterRing,
       &kReduceScatterShm,
+      &kReduceScatterHierarchical,
       &kAlltoallPairwise,
       &kAlltoallShm,
       &kGatherLinear,

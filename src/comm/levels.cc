@@ -94,6 +94,7 @@ Status make_levels(rcc_comm* comm) {
     levels->host_of.push_back(hosts.host_of(r));
     levels->local_of.push_back(static_cast<int>(std::find(on.begin(), on.end(), r) - on.begin()));
   }
+  levels->blocked = std::is_sorted(levels->host_of.begin(), levels->host_of.end());
   comm->levels = std::move(levels);
   RCC_INFO("communicator of %d ranks on %d hosts: levels (%zu-%zu ranks per host, %zu channels between hosts)",
            comm->size, hosts.hosts(), fewest, most, fewest);

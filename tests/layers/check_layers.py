@@ -9,6 +9,8 @@ For every layer L (build/layers/map.txt: name, folder, source dir, include farm,
      layer L may use compiles.
 Usage: check_layers.py CXX MAP_TXT INCLUDE_DIR [extra compiler flags...]
 """
+import concurrent.futures
+import os
 import pathlib
 import subprocess
 import sys
@@ -30,29 +32,34 @@ def compile_ok(text, farm):
         return run.returncode == 0, run.stderr
 
 
-failures = []
-checked = 0
+# Every compilation is independent: they run on all cores (this test is a minute of CI otherwise).
+jobs = []  # (text, farm, judge): judge(ok, err) returns a failure message or None
 for name, layer in layers.items():
     headers = sorted(p.relative_to(layer["source"]) for p in layer["source"].rglob("*.h"))
     for header in headers:
-        ok, err = compile_ok(f'#include "{layer["folder"]}/{header}"\n', layer["farm"])
-        checked += 1
-        if not ok:
-            failures.append(f"{layer['folder']}/{header} does not compile within layer {name}:\n{err[:2000]}")
+        def judge(ok, err, where=f"{layer['folder']}/{header}", name=name):
+            return None if ok else f"{where} does not compile within layer {name}:\n{err[:2000]}"
+        jobs.append((f'#include "{layer["folder"]}/{header}"\n', layer["farm"], judge))
 for name, layer in layers.items():
     for other_name, other in layers.items():
         if other_name == name:
             continue
         header = sorted(p.relative_to(other["source"]) for p in other["source"].rglob("*.h"))[0]
         include = f'{other["folder"]}/{header}'
-        ok, err = compile_ok(f'#include "{include}"\n', layer["farm"])
-        checked += 1
         allowed = other_name in layer["visible"]
-        if allowed and not ok:
-            failures.append(f"layer {name} may use {other_name}, but #include \"{include}\" fails:\n{err[:2000]}")
-        if not allowed and (ok or "No such file" not in err):
-            failures.append(f"layer {name} must not see {other_name}, yet #include \"{include}\" "
-                            f"{'compiles' if ok else 'fails for another reason: ' + err[:500]}")
+
+        def judge(ok, err, name=name, other_name=other_name, include=include, allowed=allowed):
+            if allowed and not ok:
+                return f"layer {name} may use {other_name}, but #include \"{include}\" fails:\n{err[:2000]}"
+            if not allowed and (ok or "No such file" not in err):
+                return (f"layer {name} must not see {other_name}, yet #include \"{include}\" "
+                        f"{'compiles' if ok else 'fails for another reason: ' + err[:500]}")
+            return None
+        jobs.append((f'#include "{include}"\n', layer["farm"], judge))
+with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    results = list(pool.map(lambda job: compile_ok(job[0], job[1]), jobs))
+failures = [message for (_, _, judge), (ok, err) in zip(jobs, results) if (message := judge(ok, err))]
+checked = len(jobs)
 for f in failures:
     print("FAIL:", f)
 print(f"{checked} compilations, {len(failures)} failures; layers bottom up: " + ", ".join(layers))
