@@ -14,18 +14,6 @@ namespace rcc::collectives {
 
 namespace {
 
-// Host-ordered scratch, apart from scratch()'s slots (the levels' algorithms may use those).
-Status hosts_buffer(size_t bytes, uint8_t** out) {
-  thread_local std::vector<uint8_t> buffer;
-  try {
-    if (buffer.size() < bytes) buffer.resize(bytes);
-  } catch (const std::bad_alloc&) {
-    return fail(RCC_ERR_NO_MEMORY, "allgather: no memory for %zu bytes", bytes);
-  }
-  *out = buffer.data();
-  return RCC_SUCCESS;
-}
-
 Status allgather_hierarchical(Context& ctx, const Args& args) {
   Levels& levels = ctx.levels();
   const size_t element = rcc_datatype_size(args.datatype);
@@ -40,7 +28,7 @@ Status allgather_hierarchical(Context& ctx, const Args& args) {
     total += sizes[h];
   }
   uint8_t* gathered = static_cast<uint8_t*>(args.recvbuf);
-  if (!levels.blocked) RCC_RETURN_IF_ERROR(hosts_buffer(total * element, &gathered));
+  if (!levels.blocked) RCC_RETURN_IF_ERROR(level_scratch(0, total * element, &gathered));
   const size_t mine = static_cast<size_t>(levels.my_host);
   uint8_t* my_block = gathered + offsets[mine] * element;
 
@@ -54,7 +42,7 @@ Status allgather_hierarchical(Context& ctx, const Args& args) {
                                          .recvbuf = my_block,
                                          .count = args.count,
                                          .datatype = args.datatype},
-                                    "shm"));
+                                    kAllgatherShm));
   }
   // 2. Slice c of every host's blocks, between hosts.
   const int channel = levels.host.rank;
@@ -91,7 +79,7 @@ Status allgather_hierarchical(Context& ctx, const Args& args) {
 }
 
 double allgather_hierarchical_cost(size_t bytes, const Levels& levels) {
-  const int most = *std::max_element(levels.host_sizes.begin(), levels.host_sizes.end());
+  const int most = most_ranks_per_host(levels);
   const size_t all = bytes * levels.host_of.size();
   // In: the host's blocks; between hosts: every host's block once per host link; out: the rest.
   return host_pass_cost(bytes * static_cast<size_t>(most), most) + host_pass_cost(all, most) +

@@ -20,12 +20,12 @@ Status allreduce_hierarchical(Context& ctx, const Args& args) {
       host_reduce_to_channels(ctx, args.sendbuf, args.recvbuf, args.count, args.datatype, op, "allreduce"));
   const int channel = levels.host.rank;
   if (channel < levels.channels) {
-    const size_t begin = channel_begin(args.count, levels.channels, channel);
-    void* slice = at(args.recvbuf, begin, element);
+    const Slice slice = channel_slice(args.count, levels.channels, channel);
+    void* data = at(args.recvbuf, slice.begin, element);
     RCC_RETURN_IF_ERROR(run_on_cross(ctx, Args{.kind = Kind::kAllreduce,
-                                               .sendbuf = slice,
-                                               .recvbuf = slice,
-                                               .count = channel_end(args.count, levels.channels, channel) - begin,
+                                               .sendbuf = data,
+                                               .recvbuf = data,
+                                               .count = slice.count,
                                                .datatype = args.datatype,
                                                .op = op}));
   }
@@ -35,7 +35,7 @@ Status allreduce_hierarchical(Context& ctx, const Args& args) {
 }
 
 double allreduce_hierarchical_cost(size_t bytes, const Levels& levels) {
-  const int most = *std::max_element(levels.host_sizes.begin(), levels.host_sizes.end());
+  const int most = most_ranks_per_host(levels);
   return 2 * host_pass_cost(bytes, most) + static_cast<double>(bytes) / cost::kReduceRate +
          cross_cost(Kind::kAllreduce, bytes, levels.hosts);
 }

@@ -10,9 +10,9 @@ namespace {
 
 Status barrier_hierarchical(Context& ctx, const Args& args) {
   Levels& levels = ctx.levels();
-  RCC_RETURN_IF_ERROR(run_on_host(ctx, args, "shm"));
+  RCC_RETURN_IF_ERROR(run_on_host(ctx, args, kBarrierShm));
   if (levels.host.rank == 0) RCC_RETURN_IF_ERROR(run_on_cross(ctx, args));
-  return run_on_host(ctx, args, "shm");
+  return run_on_host(ctx, args, kBarrierShm);
 }
 
 double barrier_hierarchical_cost(size_t, const Levels& levels) {

@@ -17,17 +17,17 @@ Status broadcast_hierarchical(Context& ctx, const Args& args) {
   if (at_root_host) {
     Args local = args;
     local.root = levels.local_of[static_cast<size_t>(args.root)];
-    RCC_RETURN_IF_ERROR(run_on_host(ctx, local, "shm"));
+    RCC_RETURN_IF_ERROR(run_on_host(ctx, local, kBroadcastShm));
   }
   const int channel = levels.host.rank;
   if (channel < levels.channels) {
-    const size_t begin = channel_begin(args.count, levels.channels, channel);
-    void* slice = at(args.recvbuf, begin, element);
+    const Slice slice = channel_slice(args.count, levels.channels, channel);
+    void* data = at(args.recvbuf, slice.begin, element);
     // On a channel's cross level, rank h is host h's.
     RCC_RETURN_IF_ERROR(run_on_cross(ctx, Args{.kind = Kind::kBroadcast,
-                                               .sendbuf = slice,
-                                               .recvbuf = slice,
-                                               .count = channel_end(args.count, levels.channels, channel) - begin,
+                                               .sendbuf = data,
+                                               .recvbuf = data,
+                                               .count = slice.count,
                                                .datatype = args.datatype,
                                                .root = root_host}));
   }
@@ -36,7 +36,7 @@ Status broadcast_hierarchical(Context& ctx, const Args& args) {
 }
 
 double broadcast_hierarchical_cost(size_t bytes, const Levels& levels) {
-  const int most = *std::max_element(levels.host_sizes.begin(), levels.host_sizes.end());
+  const int most = most_ranks_per_host(levels);
   return 2 * host_pass_cost(bytes, most) + cross_cost(Kind::kBroadcast, bytes, levels.hosts);
 }
 

@@ -59,30 +59,25 @@ Status host_reduce_to_channels(Context& ctx, const void* send, void* out, size_t
   return RCC_SUCCESS;
 }
 
-Status host_share_channels(Context& ctx, void* buf, size_t count, size_t element, int reader, const char* what) {
-  const int channels = ctx.levels().channels;
-  std::vector<std::pair<size_t, size_t>> ranges(static_cast<size_t>(channels));
-  for (int c = 0; c < channels; ++c) {
-    ranges[static_cast<size_t>(c)] = {channel_begin(count, channels, c) * element,
-                                      channel_end(count, channels, c) * element};
-  }
-  return host_share_ranges(ctx, buf, count * element, ranges, reader, what);
-}
+namespace {
 
-Status host_share_ranges(Context& ctx, void* buf, size_t bytes, const std::vector<std::pair<size_t, size_t>>& ranges,
-                         int reader, const char* what) {
+// host_share_*'s loop; range(c, &lo, &hi) gives channel c's bytes of buf (no allocation per call:
+// an allreduce runs this on every call).
+template <typename Range>
+Status share(Context& ctx, void* buf, size_t bytes, Range range, int reader, const char* what) {
   const int channels = ctx.levels().channels;
   Context host = ctx.host_level();
   if (host.size() == 1) return RCC_SUCCESS;  // one rank: it holds the only slice
   shm::Segment& segment = host.shm();
   RCC_RETURN_IF_ERROR(segment.check_usable(what));
   const int me = host.rank();
-  // Whole slots: the ranges need not be whole elements of anything.
-  const size_t chunk = segment.slot_bytes();
+  const size_t chunk = segment.slot_bytes();  // whole slots: ranges need not be whole elements
   auto* data = static_cast<uint8_t*>(buf);
+  // The part [*lo, *hi) of channel c's range inside the chunk [base, base + length).
   auto part = [&](int c, size_t base, size_t length, size_t* lo, size_t* hi) {
-    *lo = std::max(ranges[static_cast<size_t>(c)].first, base);
-    *hi = std::min(ranges[static_cast<size_t>(c)].second, base + length);
+    range(c, lo, hi);
+    *lo = std::max(*lo, base);
+    *hi = std::min(*hi, base + length);
     return *lo < *hi;
   };
   for (size_t base = 0; base < bytes; base += chunk) {
@@ -103,14 +98,44 @@ Status host_share_ranges(Context& ctx, void* buf, size_t bytes, const std::vecto
   return RCC_SUCCESS;
 }
 
-Status run_on_host(Context& ctx, const Args& args, const char* name) {
+}  // namespace
+
+Status host_share_channels(Context& ctx, void* buf, size_t count, size_t element, int reader, const char* what) {
+  const int channels = ctx.levels().channels;
+  auto range = [&](int c, size_t* lo, size_t* hi) {
+    *lo = channel_begin(count, channels, c) * element;
+    *hi = channel_end(count, channels, c) * element;
+  };
+  return share(ctx, buf, count * element, range, reader, what);
+}
+
+Status host_share_ranges(Context& ctx, void* buf, size_t bytes, const std::vector<std::pair<size_t, size_t>>& ranges,
+                         int reader, const char* what) {
+  auto range = [&](int c, size_t* lo, size_t* hi) {
+    *lo = ranges[static_cast<size_t>(c)].first;
+    *hi = ranges[static_cast<size_t>(c)].second;
+  };
+  return share(ctx, buf, bytes, range, reader, what);
+}
+
+Status run_on_host(Context& ctx, const Args& args, const AlgorithmRow& row) {
   Context host = ctx.host_level();
   // A host of one rank has nothing to meet or broadcast (and may have no segment).
   if (host.size() == 1 && (args.kind == Kind::kBarrier || args.kind == Kind::kBroadcast)) return RCC_SUCCESS;
-  const AlgorithmRow* row = find_algorithm(args.kind, name);
-  if (row == nullptr) return fail(RCC_ERR_INTERNAL, "no %s algorithm '%s'", kind_name(args.kind), name);
-  if (row->needs == Needs::kSharedMemory) RCC_RETURN_IF_ERROR(host.shm().check_usable(kind_name(args.kind)));
-  return row->run(host, args);
+  if (row.needs == Needs::kSharedMemory) RCC_RETURN_IF_ERROR(host.shm().check_usable(kind_name(args.kind)));
+  return row.run(host, args);
+}
+
+Status level_scratch(int slot, size_t bytes, uint8_t** out) {
+  thread_local std::vector<uint8_t> buffers[kLevelScratchSlots];
+  std::vector<uint8_t>& buffer = buffers[slot];
+  try {
+    if (buffer.size() < bytes) buffer.resize(bytes);
+  } catch (const std::bad_alloc&) {
+    return fail(RCC_ERR_NO_MEMORY, "no memory for %zu bytes of scratch between levels", bytes);
+  }
+  *out = buffer.data();
+  return RCC_SUCCESS;
 }
 
 Status run_on_cross(Context& ctx, const Args& args) {

@@ -3,6 +3,7 @@
 // the slices to every local rank) and a collective on the cross level.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <utility>
 #include <vector>
@@ -17,6 +18,15 @@ inline size_t channel_begin(size_t count, int channels, int c) {
   return count * static_cast<size_t>(c) / static_cast<size_t>(channels);
 }
 inline size_t channel_end(size_t count, int channels, int c) { return channel_begin(count, channels, c + 1); }
+// Channel c's slice as Args take it: the first element and how many.
+struct Slice {
+  size_t begin;
+  size_t count;
+};
+inline Slice channel_slice(size_t count, int channels, int c) {
+  const size_t begin = channel_begin(count, channels, c);
+  return {begin, channel_end(count, channels, c) - begin};
+}
 
 // Host level: every local rank's `send` (count elements) reduced over the host's ranks, in local
 // rank order, with `op` (a kernel op: not RCC_AVG); local rank c < channels gets channel c's slice
@@ -35,11 +45,24 @@ Status host_share_channels(Context& ctx, void* buf, size_t count, size_t element
 Status host_share_ranges(Context& ctx, void* buf, size_t bytes, const std::vector<std::pair<size_t, size_t>>& ranges,
                          int reader, const char* what);
 
-// Runs `args` on the host level with the algorithm `name` ("shm", or a message-based one).
-Status run_on_host(Context& ctx, const Args& args, const char* name);
+// The shared-memory rows the hierarchical algorithms run within a host.
+extern const AlgorithmRow kBroadcastShm, kBarrierShm, kAllgatherShm;
+
+// Runs `args` on the host level with `row` (a shared-memory row, or a message-based one).
+Status run_on_host(Context& ctx, const Args& args, const AlgorithmRow& row);
 // Runs `args` on the cross level with the algorithm the cost model picks for it (every member
 // picks the same). Only ranks whose local index is below the channel count may call it.
 Status run_on_cross(Context& ctx, const Args& args);
+
+// Whole buffers of this thread's for what a hierarchical algorithm holds between its levels, apart
+// from scratch()'s slots (which the levels' own algorithms may use meanwhile).
+constexpr int kLevelScratchSlots = 2;
+Status level_scratch(int slot, size_t bytes, uint8_t** out);
+
+// The ranks on the fullest host (what the host-level passes of a cost model wait for).
+inline int most_ranks_per_host(const Levels& levels) {
+  return *std::max_element(levels.host_sizes.begin(), levels.host_sizes.end());
+}
 
 // The cost model's estimate for the cross level: the cheapest message-based row of `kind` for
 // `bytes` per rank on `hosts` ranks. The channels split the bytes between them but share the

@@ -15,21 +15,6 @@ namespace rcc::collectives {
 
 namespace {
 
-// This thread's buffers for the slices and for the host's part (apart from scratch()'s slots,
-// which the cross level's algorithm may use).
-Status buffers(size_t slice_bytes, size_t part_bytes, uint8_t** slices, uint8_t** part) {
-  thread_local std::vector<uint8_t> first, second;
-  try {
-    if (first.size() < slice_bytes) first.resize(slice_bytes);
-    if (second.size() < part_bytes) second.resize(part_bytes);
-  } catch (const std::bad_alloc&) {
-    return fail(RCC_ERR_NO_MEMORY, "reduce_scatter: no memory for %zu bytes", slice_bytes + part_bytes);
-  }
-  *slices = first.data();
-  *part = second.data();
-  return RCC_SUCCESS;
-}
-
 Status reduce_scatter_hierarchical(Context& ctx, const Args& args) {
   Levels& levels = ctx.levels();
   if (!levels.blocked) {
@@ -46,7 +31,8 @@ Status reduce_scatter_hierarchical(Context& ctx, const Args& args) {
   const size_t mine = static_cast<size_t>(levels.my_host);
   uint8_t* slices = nullptr;
   uint8_t* part = nullptr;  // this host's blocks, reduced over every rank
-  RCC_RETURN_IF_ERROR(buffers(total * element, (first[mine + 1] - first[mine]) * element, &slices, &part));
+  RCC_RETURN_IF_ERROR(level_scratch(0, total * element, &slices));
+  RCC_RETURN_IF_ERROR(level_scratch(1, (first[mine + 1] - first[mine]) * element, &part));
 
   // 1. The host's sum of everything, one slice per channel.
   RCC_RETURN_IF_ERROR(host_reduce_to_channels(ctx, args.sendbuf, slices, total, args.datatype, op, "reduce_scatter"));
@@ -90,7 +76,7 @@ Status reduce_scatter_hierarchical(Context& ctx, const Args& args) {
 
 double reduce_scatter_hierarchical_cost(size_t bytes, const Levels& levels) {
   if (!levels.blocked) return std::numeric_limits<double>::infinity();
-  const int most = *std::max_element(levels.host_sizes.begin(), levels.host_sizes.end());
+  const int most = most_ranks_per_host(levels);
   const size_t all = bytes * levels.host_of.size();
   return host_pass_cost(all, most) + static_cast<double>(all) / cost::kReduceRate +
          cross_cost(Kind::kReduceScatter, bytes * static_cast<size_t>(most), levels.hosts) +

@@ -99,6 +99,20 @@ Status finish_comm(std::unique_ptr<rcc_comm> comm, bootstrap::Exchange* exchange
   return RCC_SUCCESS;
 }
 
+// The last step of every creation (collective): the levels; on failure the new communicator goes
+// and *out is null.
+Status add_levels(rcc_comm** out) {
+  const Status status = make_levels(*out);
+  if (status != RCC_SUCCESS) {
+    const std::string message = last_error();
+    unregister_comm(*out);
+    destroy_comm(*out);
+    *out = nullptr;
+    set_last_error(message);
+  }
+  return status;
+}
+
 }  // namespace
 
 Status create_comm(const bootstrap::JobInfo& info, std::unique_ptr<bootstrap::Rendezvous> rendezvous, rcc_comm** out) {
@@ -157,14 +171,7 @@ Status create_comm(const bootstrap::JobInfo& info, std::unique_ptr<bootstrap::Re
   comm->group = &engine->world_group();
   comm->hosts = comm->job->hosts;
   RCC_RETURN_IF_ERROR(finish_comm(std::move(comm), &meet, out));
-  if (Status status = make_levels(*out); status != RCC_SUCCESS) {
-    const std::string message = last_error();
-    unregister_comm(*out);
-    destroy_comm(*out);
-    *out = nullptr;
-    set_last_error(message);
-    return status;
-  }
+  RCC_RETURN_IF_ERROR(add_levels(out));
   RCC_INFO("communicator ready: rank %d of %d (%s, rendezvous through %s), transport %s%s", info.rank, info.size,
            info.source.c_str(), meet.describe().c_str(), engine->transport_name(),
            (*out)->shm ? ", collectives through shared memory" : "");
@@ -190,14 +197,7 @@ Status create_sub_comm(const rcc_comm& parent, uint32_t id, std::vector<int> mem
     job.engine->remove_group(group);
     return status;
   }
-  if (status = make_levels(raw); status != RCC_SUCCESS) {
-    const std::string message = last_error();
-    unregister_comm(raw);
-    destroy_comm(raw);
-    *out = nullptr;
-    set_last_error(message);
-    return status;
-  }
+  RCC_RETURN_IF_ERROR(add_levels(out));
   RCC_TRACE("communicator %u ready: rank %d of %d (rank %d of the job)%s", raw->group->id(), raw->rank, raw->size,
             job.rank, raw->shm ? ", collectives through shared memory" : "");
   return RCC_SUCCESS;

@@ -113,6 +113,8 @@ Status create_sub_comm(const rcc_comm& parent, uint32_t id, std::vector<int> mem
 // RCC_HIERARCHY=0 on some rank, or a host could not set up its segment: then it has none).
 // Collective over the communicator.
 Status make_levels(rcc_comm* comm);
+// Ends them (before the communicator itself).
+void destroy_levels(rcc_comm* comm);
 // rcc_comm_destroy: meets the other ranks (unless the communicator is broken), then frees it.
 Status destroy_comm(rcc_comm* comm);
 // rcc_comm_abort: every pending and later call fails with RCC_ERR_ABORTED; never blocks on peers.

@@ -28,7 +28,9 @@ Status agree_minimum(rcc_comm* comm, int mine, int* out) {
   return RCC_SUCCESS;
 }
 
-void drop_levels(rcc_comm* comm) {
+}  // namespace
+
+void destroy_levels(rcc_comm* comm) {
   for (rcc_comm* level : {comm->cross_level, comm->host_level}) {
     if (level == nullptr) continue;
     unregister_comm(level);
@@ -38,8 +40,6 @@ void drop_levels(rcc_comm* comm) {
   comm->host_level = nullptr;
   comm->levels.reset();
 }
-
-}  // namespace
 
 Status make_levels(rcc_comm* comm) {
   const bootstrap::HostMap& hosts = comm->hosts;  // the same on every rank
@@ -70,7 +70,7 @@ Status make_levels(rcc_comm* comm) {
     status = agree_minimum(comm, mine ? 1 : 0, &usable);
   }
   if (status != RCC_SUCCESS || usable == 0) {
-    drop_levels(comm);
+    destroy_levels(comm);
     if (status == RCC_SUCCESS) {
       RCC_INFO("communicator of %d ranks on %d hosts: flat (a host has no shared-memory segment)", comm->size,
                hosts.hosts());

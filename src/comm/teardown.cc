@@ -18,13 +18,7 @@ constexpr auto kSurvivorGrace = std::chrono::milliseconds(300);
 
 Status destroy_comm(rcc_comm* comm) {
   comm->executor.reset();  // it may still run this communicator's collectives
-  // Its levels are communicators of their own, used only by its collectives.
-  for (rcc_comm* level : {comm->cross_level, comm->host_level}) {
-    if (level == nullptr) continue;
-    unregister_comm(level);
-    destroy_comm(level);
-  }
-  comm->levels.reset();
+  destroy_levels(comm);    // communicators of their own, used only by its collectives
   comm->shm.reset();
   std::shared_ptr<JobConnections> job = std::move(comm->job);
   job->engine->remove_group(comm->group);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,12 +24,16 @@ inline bool quick() {
 // The suite runs as configured (one host: collectives through shared memory), with RCC_SHM=0
 // (every collective through the transport) and across test hosts with private /dev/shm
 // (tests/hosts); "shm" can be forced only where every rank is on one host and RCC_SHM allows it.
-inline bool shm_enabled() {
-  const char* value = std::getenv("RCC_SHM");
-  int host = 0, hosts = 0;
-  return (value == nullptr || std::string(value) != "0") &&
-         rcc_comm_host(ranktest::comm(), &host, &hosts) == RCC_SUCCESS && hosts == 1;
+// Whether the environment sets `name` to 0.
+inline bool turned_off(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && std::string(value) == "0";
 }
+inline int hosts_of_comm() {
+  int host = 0, hosts = 0;
+  return rcc_comm_host(ranktest::comm(), &host, &hosts) == RCC_SUCCESS ? hosts : 0;
+}
+inline bool shm_enabled() { return !turned_off("RCC_SHM") && hosts_of_comm() == 1; }
 // The message-based algorithms given, plus "shm" when it is available.
 inline std::vector<const char*> and_shm(std::initializer_list<const char*> algorithms) {
   std::vector<const char*> all(algorithms);
@@ -39,11 +44,8 @@ inline std::vector<const char*> and_shm(std::initializer_list<const char*> algor
 // Whether the communicator has levels (docs/hierarchy.md): ranks on several hosts, several on
 // some, and neither RCC_HIERARCHY=0 nor RCC_SHM=0 (a host then has no segment).
 inline bool levels_enabled() {
-  const char* hierarchy = std::getenv("RCC_HIERARCHY");
-  const char* shm = std::getenv("RCC_SHM");
-  int host = 0, hosts = 0;
-  return (hierarchy == nullptr || std::string(hierarchy) != "0") && (shm == nullptr || std::string(shm) != "0") &&
-         rcc_comm_host(ranktest::comm(), &host, &hosts) == RCC_SUCCESS && hosts > 1 && ranktest::size() > hosts;
+  const int hosts = hosts_of_comm();
+  return !turned_off("RCC_HIERARCHY") && !turned_off("RCC_SHM") && hosts > 1 && ranktest::size() > hosts;
 }
 // For the collectives with a hierarchical algorithm: and_shm's list, plus "hierarchical" where
 // the communicator has levels.
@@ -59,6 +61,17 @@ class ForceAlgo {
   explicit ForceAlgo(const std::string& spec) { setenv("RCC_ALGO", spec.c_str(), 1); }
   ~ForceAlgo() { unsetenv("RCC_ALGO"); }
 };
+
+// For tests that otherwise take the tuner's choice: on a communicator with levels, each of the
+// algorithms given and the hierarchical one; else only "" (the tuner's choice, see force_unless_empty).
+inline std::vector<const char*> levels_or_tuner(std::initializer_list<const char*> algorithms) {
+  return levels_enabled() ? and_local(algorithms) : std::vector<const char*>{""};
+}
+// Forces collective:algorithm for the scope of the result, unless algorithm is "".
+inline std::unique_ptr<ForceAlgo> force_unless_empty(const char* collective, const char* algorithm) {
+  if (*algorithm == '\0') return nullptr;
+  return std::make_unique<ForceAlgo>(std::string(collective) + ":" + algorithm);
+}
 
 // Sets an environment variable for one scope.
 class ScopedEnv {

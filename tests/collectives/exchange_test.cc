@@ -18,20 +18,13 @@ uint64_t masked(rcc_datatype_t t, uint64_t v) {
   return bits == 64 ? v : v & ((uint64_t{1} << bits) - 1);
 }
 
-// The tuner's choice; on a communicator with levels, the ring and the hierarchical one each.
-std::vector<const char*> choices() { return levels_enabled() ? and_local({"ring"}) : std::vector<const char*>{""}; }
-std::unique_ptr<ForceAlgo> force(const char* collective, const char* algorithm) {
-  if (*algorithm == '\0') return nullptr;
-  return std::make_unique<ForceAlgo>(std::string(collective) + ":" + algorithm);
-}
-
 }  // namespace
 
 TEST(Allgather, CountsTypesInAndOutOfPlace) {
   const int ranks = ranktest::size(), rank = ranktest::rank();
-  for (const char* algorithm : choices())
+  for (const char* algorithm : levels_or_tuner({"ring"}))
     for (rcc_datatype_t t : {RCC_UINT8, RCC_FLOAT16, RCC_INT32, RCC_FLOAT64}) {
-      const auto forced = force("allgather", algorithm);
+      const auto forced = force_unless_empty("allgather", algorithm);
       SCOPED_TRACE(algorithm);
       const size_t element = rcc_datatype_size(t);
       for (size_t count : counts_for(t)) {
@@ -91,9 +84,9 @@ TEST(Allgather, HostsNotConsecutiveInRankOrder) {
 
 TEST(ReduceScatter, EveryTypeOpCountInAndOutOfPlace) {
   const int ranks = ranktest::size(), rank = ranktest::rank();
-  for (const char* algorithm : choices())
+  for (const char* algorithm : levels_or_tuner({"ring"}))
     for (int t = 0; t < RCC_NUM_DATATYPES; ++t) {
-      const auto forced = force("reduce_scatter", algorithm);
+      const auto forced = force_unless_empty("reduce_scatter", algorithm);
       SCOPED_TRACE(algorithm);
       for (int o = 0; o < RCC_NUM_OPS; ++o) {
         const auto type = static_cast<rcc_datatype_t>(t);

@@ -111,10 +111,9 @@ TEST(Broadcast, SixtyFourMiB) {
 TEST(Reduce, EveryTypeOpRootCount) {
   const int ranks = ranktest::size(), rank = ranktest::rank();
   // The tuner's choice; on a communicator with levels, the tree and the hierarchical one each.
-  for (const char* algorithm : levels_enabled() ? and_local({"tree"}) : std::vector<const char*>{""})
+  for (const char* algorithm : levels_or_tuner({"tree"}))
     for (int t = 0; t < RCC_NUM_DATATYPES; ++t) {
-      std::unique_ptr<ForceAlgo> force;
-      if (*algorithm != '\0') force = std::make_unique<ForceAlgo>(std::string("reduce:") + algorithm);
+      const auto forced = force_unless_empty("reduce", algorithm);
       SCOPED_TRACE(algorithm);
       for (int o = 0; o < RCC_NUM_OPS; ++o) {
         const auto type = static_cast<rcc_datatype_t>(t);

@@ -10,15 +10,13 @@ rccrun=$1
 suite=$2
 split_suite=$3
 scripts=$4
+. "$(dirname "$0")/lib.sh"
 shift 4
 net=${RCC_TEST_NET:-82}
 hosts="rcch-a rcch-b rcch-c"
 layouts=${*:-"rcch-a:1,rcch-b:1,rcch-c:1 rcch-a:3,rcch-b:1 rcch-a:2,rcch-b:2,rcch-c:1 rcch-a:4,rcch-b:2"}
-trap 'RCC_NETNS_NET=$net "$scripts/netns-hosts.sh" down $hosts >/dev/null 2>&1' EXIT
-if ! RCC_NETNS_NET=$net "$scripts/netns-hosts.sh" up $hosts; then
-  echo "FAIL: cannot make the test hosts (needs root, iproute2 and util-linux)"
-  exit 1
-fi
+trap 'hosts_down "$net" $hosts' EXIT
+hosts_up "$net" $hosts
 
 failed=0
 run() {  # run LAYOUT PROGRAM

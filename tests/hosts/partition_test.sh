@@ -9,6 +9,7 @@ set -u
 rccrun=$1
 loop=$2
 scripts=$3
+. "$(dirname "$0")/lib.sh"
 net=${RCC_TEST_NET:-85}
 hosts="rcchp-a rcchp-b"
 dir=$(mktemp -d /tmp/rcc-partition.XXXXXX)
@@ -16,14 +17,11 @@ job=
 cleanup() {
   for pid in $(ip netns pids rcchp-b 2>/dev/null); do kill -CONT "$pid" 2>/dev/null; kill -KILL "$pid" 2>/dev/null; done
   [ -z "$job" ] || kill -KILL "$job" 2>/dev/null
-  RCC_NETNS_NET=$net "$scripts/netns-hosts.sh" down $hosts >/dev/null 2>&1
+  hosts_down "$net" $hosts
   rm -rf "$dir"
 }
 trap cleanup EXIT
-if ! RCC_NETNS_NET=$net "$scripts/netns-hosts.sh" up $hosts; then
-  echo "FAIL: cannot make the test hosts (needs root, iproute2 and util-linux)"
-  exit 1
-fi
+hosts_up "$net" $hosts
 
 failed=0
 bound=30  # seconds from the cut to the end of the job: RCC_PEER_TIMEOUT=2 plus start-up slack

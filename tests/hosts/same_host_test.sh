@@ -10,18 +10,16 @@ set -u
 rccrun=$1
 probe=$2
 scripts=$3
+. "$(dirname "$0")/lib.sh"
 net=${RCC_TEST_NET:-81}
 hosts="rcchs-a rcchs-b"
 dir=$(mktemp -d /tmp/rcc-same-host.XXXXXX)
 cleanup() {
-  RCC_NETNS_NET=$net "$scripts/netns-hosts.sh" down $hosts >/dev/null 2>&1
+  hosts_down "$net" $hosts
   rm -rf "$dir"
 }
 trap cleanup EXIT
-if ! RCC_NETNS_NET=$net "$scripts/netns-hosts.sh" up $hosts; then
-  echo "FAIL: cannot make the test hosts (needs root, iproute2 and util-linux)"
-  exit 1
-fi
+hosts_up "$net" $hosts
 
 failed=0
 expect() {  # expect TEXT OUTPUT
