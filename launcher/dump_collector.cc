@@ -59,7 +59,9 @@ bool DumpCollector::prepare(Options* options) {
     }
     chosen = pattern;
     made_dir_ = true;
-    options->settings.emplace_back("RCC_DEBUG_DUMP_DIR", chosen);
+    // Only this host has the directory: ranks elsewhere write their record to stderr, which
+    // their remote shell brings back.
+    options->local_settings.emplace_back("RCC_DEBUG_DUMP_DIR", chosen);
   }
   dir_ = chosen;
   options->settings.emplace_back("RCC_DEBUG_DUMP_SIGNAL", "1");

@@ -21,6 +21,8 @@ struct Options {
   std::string rsh = "ssh";
   std::vector<std::string> forwarded;                         // -x VAR
   std::vector<std::pair<std::string, std::string>> settings;  // --env VAR=VAL (and -x VAR=VAL)
+  // What only ranks on rccrun's own host get: paths rccrun made here, which other hosts lack.
+  std::vector<std::pair<std::string, std::string>> local_settings;
   bool tag_output = false;
   Binding binding = Binding::kAuto;
   bool report_bindings = false;

@@ -110,12 +110,14 @@ bool prepare_ranks(const Options& options, const std::vector<Placement>& placeme
       std::set<std::string> replaced;
       for (const auto& [name, value] : rank_settings) replaced.insert(name);
       for (const auto& [name, value] : options.settings) replaced.insert(name);
+      for (const auto& [name, value] : options.local_settings) replaced.insert(name);
       for (char** e = environ; *e != nullptr; ++e) {
         std::string entry = *e;
         if (replaced.count(entry.substr(0, entry.find('='))) == 0) rank.env.push_back(entry);
       }
       for (const auto& [name, value] : rank_settings) rank.env.push_back(name + "=" + value);
       for (const auto& [name, value] : options.settings) rank.env.push_back(name + "=" + value);
+      for (const auto& [name, value] : options.local_settings) rank.env.push_back(name + "=" + value);
       rank.path = *local_path;
       rank.argv = options.command;
       rank.cpus = binding.cpus[static_cast<size_t>(local_index++)];

@@ -4,7 +4,8 @@
 #      memory, TCP across network namespaces, bootstrap, launcher, kernels, benchmarks);
 #   2. the soft-RDMA VM: the verbs backend on Soft-RoCE (rxe) and soft-iWARP (siw) — the contract
 #      test, device/GID selection, and the p2p and collectives suites with RCC_TRANSPORT=verbs;
-#      a VM that cannot boot or create its devices fails the run;
+#      a VM that cannot boot or create its devices fails the run; then one job across two guests
+#      joined by a link (tests/vm/two-guests.sh: RoCE v2 and iWARP between two kernels);
 #   3. the same host tests built with AddressSanitizer + UndefinedBehaviorSanitizer, and a quick
 #      set of the verbs tests with that build in the VM (scripts/vm-tests.sh BUILD sanitized);
 #   4. the fuzz targets for a bounded time;
@@ -59,6 +60,11 @@ if want vm; then
   log "verbs tests in the soft-RDMA VM (rxe and siw)"
   tests/vm/run-in-vm.sh --rxe --siw --timeout 2400 -- scripts/vm-tests.sh "$root/build"
   record vm-verbs $?
+  log "verbs between two guests (two kernels joined by a link; rccrun over ssh): Soft-RoCE, then soft-iWARP"
+  tests/vm/two-guests.sh --rxe --timeout 1500 -- scripts/vm-cross-tests.sh "$root/build" rxe0
+  record vm-two-guests-rxe $?
+  tests/vm/two-guests.sh --siw --timeout 1500 -- scripts/vm-cross-tests.sh "$root/build" siw0
+  record vm-two-guests-siw $?
   log "rcc p2p beside perftest on rxe (smoke: it runs and reports; no timing asserted)"
   bench/compare --vm --perftest --build "$root/build" --sizes 8:64K --factor 64 --vm-bytes 1M \
     --out "$root/build/compare-vm-smoke"
@@ -74,10 +80,10 @@ if want asan; then
     # the 7- and 8-rank collectives, the 5-rank suite and the 4-rank one through the transport,
     # rcc's MPI programs at 6-8 ranks, the 3-rank memory cycles, the huge messages, the launchers,
     # the 100 kills, the suite across test hosts; one kill per fault case instead of five
-    # (faults.quick), the 3-rank soak for 30 s instead of its 150 s cap, and not the layer and
+    # (faults.quick), the 3-rank soak for 20 s instead of its 150 s cap, and not the layer and
     # format checks (no library code runs). Keeps CI near its 60 minutes.
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      RCC_MEMORY_CYCLES=200 RCC_SOAK_SECONDS=30 run_ctest asan build-asan -LE '^vm$|verbs|soak|launchers' \
+      RCC_MEMORY_CYCLES=200 RCC_SOAK_SECONDS=20 run_ctest asan build-asan -LE '^vm$|verbs|soak|launchers' \
       -E '^(collectives_test\.(.*\.)?n[78]|collectives_test\.n5|collectives_test\.transport\.n4|mpi_[a-z]+\.n[678]|memory_test\.n3|p2p_huge_test\..*|faults|soak_collectives_(4|5)ranks|soak_collectives_transport_4ranks|faults_hundred|hosts_collectives|layers|format)$' -j 1
     if want vm; then
       log "verbs tests under ASan + UBSan in the soft-RDMA VM (rxe and siw)"

@@ -77,9 +77,12 @@ Status make_levels(rcc_comm* comm) {
     }
     return status;
   }
-  // A wait within the host must end when any rank of this communicator fails (comm/levels.cc's
-  // callers wait there while their mates talk to the other hosts).
+  // A wait within the host, or on the other hosts' ranks of this index, must end when any rank of
+  // this communicator fails: the rank it waits for may have stopped at that failure and never
+  // come (its mates talk to the other hosts meanwhile, and the other hosts' ranks wait on them).
   if (comm->host_level->shm != nullptr) comm->host_level->shm->watch_health_of(comm->group);
+  comm->engine->tie(*comm->host_level->group, *comm->group);
+  comm->engine->tie(*comm->cross_level->group, *comm->group);
   auto levels = std::make_unique<collectives::Levels>();
   levels->host = collectives::Level{comm->host_level->shm.get(), comm->host_level->group, comm->host_level->rank,
                                     comm->host_level->size};

@@ -84,6 +84,11 @@ class Engine final {
   void reserve_group_id(uint32_t id);
   void remove_group(Group* group);
 
+  // A group that works for another (a communicator's levels, comm/levels.cc) breaks when that one
+  // does, and ends with it when aborted: its members may all live while a rank of the other died,
+  // and the ranks it waits for then never come.
+  void tie(Group& level, const Group& owner);
+
   // Every pending and later operation of the group fails with RCC_ERR_ABORTED. Never blocks on peers.
   void abort(Group& group);
   // Reports a dead peer (from the liveness monitor's thread; does not take the engine's lock).
@@ -148,6 +153,7 @@ class Engine final {
   // Ends every unfinished request of a group that became unusable, and every one with `peer`
   // (>= 0: it failed), taking posted receives off the matcher.
   void end_requests_of_unusable(int peer);
+  void break_tied_locked();  // Engine::tie
   void complete(Request* request, Status status, const std::string& message = {});
   // Ends a request with a failure: at once, or, while a live peer may still write into its buffer
   // or the transport read from it, once that transfer is over (request.h, transfer_in_flight).

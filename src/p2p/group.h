@@ -48,6 +48,7 @@ class Group final : public PeerHealth {
   uint32_t id_;
   std::vector<int> members_;
   std::vector<int> rank_of_;
+  const Group* owner_ = nullptr;  // Engine::tie: breaks and aborts with this group
   // Under the engine's lock; unusable_ mirrors them for lock-free reads.
   Status broken_ = RCC_SUCCESS;
   std::string broken_message_;

@@ -44,8 +44,37 @@ Group* Engine::add_group(uint32_t id, std::vector<int> members) {
   return group;
 }
 
+void Engine::tie(Group& level, const Group& owner) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  level.owner_ = &owner;
+  break_tied_locked();
+  if (level.unusable_.load(std::memory_order_relaxed)) end_requests_of_unusable(-1);
+}
+
+// Breaks (or aborts) every group tied to a broken (or aborted) one, with that one's message.
+// Owners are made before their levels and levels own nothing, so one pass in order suffices.
+void Engine::break_tied_locked() {
+  for (const auto& group : groups_) {
+    const Group* owner = group->owner_;
+    if (owner == nullptr) continue;
+    if (owner->aborted_ && !group->aborted_) {
+      group->aborted_ = true;
+    } else if (owner->broken_ != RCC_SUCCESS && group->broken_ == RCC_SUCCESS) {
+      group->broken_ = owner->broken_;
+      group->broken_message_ = owner->broken_message_;
+    } else {
+      continue;
+    }
+    group->unusable_.store(true, std::memory_order_release);
+    some_group_unusable_ = true;
+  }
+}
+
 void Engine::remove_group(Group* group) {
   std::lock_guard<std::mutex> guard(mutex_);
+  for (const auto& other : groups_) {
+    if (other->owner_ == group) other->owner_ = nullptr;
+  }
   auto it = std::find_if(groups_.begin(), groups_.end(), [group](const auto& g) { return g.get() == group; });
   if (it != groups_.end()) groups_.erase(it);
 }
@@ -94,6 +123,7 @@ void Engine::abort(Group& group) {
   group.aborted_ = true;
   group.unusable_.store(true, std::memory_order_release);
   some_group_unusable_ = true;
+  break_tied_locked();
   end_requests_of_unusable(-1);
 }
 
@@ -119,6 +149,7 @@ void Engine::fail_peer_locked(int peer, Status status, const std::string& messag
     group->unusable_.store(true, std::memory_order_release);
     some_group_unusable_ = true;
   }
+  break_tied_locked();
   end_requests_of_unusable(peer);
 }
 

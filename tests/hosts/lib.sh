@@ -13,3 +13,33 @@ hosts_down() {
   shift
   RCC_NETNS_NET=$net "$scripts/netns-hosts.sh" down "$@" >/dev/null 2>&1
 }
+
+# The partition and freeze cases (partition_test.sh here, tests/vm/cross-partition.sh between two
+# guests): 2+2 ranks of partition_loop, host b made unreachable once all four ran a round.
+# wait_ready OUT: until the job's output OUT says " ready" four times (at most 180 s).
+wait_ready() {
+  waited=0
+  while [ "$(grep -c ' ready$' "$1")" -lt 4 ] && [ $waited -lt 1800 ]; do
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+}
+# check_unreachable LABEL OUT STATUS ELAPSED BOUND HOST_B: the job ended non-zero within BOUND
+# seconds, and ranks 0 and 1 (host a) each name rank 2 or 3 of HOST_B as unreachable. Prints the
+# output; sets failed=1 otherwise.
+check_unreachable() {
+  cat "$2"
+  echo "job ended $4 s after host $6 became unreachable, exit status $3"
+  [ "$3" -ne 0 ] || { echo "FAIL: $1: rccrun exited 0"; failed=1; }
+  if [ "$(echo "$4 > $5" | bc)" = 1 ]; then
+    echo "FAIL: $1: the job took $4 s to end (bound $5 s)"
+    failed=1
+  fi
+  for r in 0 1; do
+    line=$(grep "^\[$r\] rank $r failed after" "$2")
+    case "$line" in
+    *"rank 2 (host $6) is unreachable"* | *"rank 3 (host $6) is unreachable"*) ;;
+    *) echo "FAIL: $1: rank $r does not name an unreachable rank of $6: '$line'"; failed=1 ;;
+    esac
+  done
+}

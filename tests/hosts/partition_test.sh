@@ -38,31 +38,13 @@ check() {
     --timeout 120 --failure-grace 2 --env UCX_TLS=tcp,self --env RCC_TRANSPORT=ucx --env RCC_TIMEOUT=300 \
     --env RCC_PEER_TIMEOUT=2 "$loop" 100 >"$dir/out" 2>&1 &
   job=$!
-  waited=0
-  while [ "$(grep -c ' ready$' "$dir/out")" -lt 4 ] && [ $waited -lt 600 ]; do
-    sleep 0.1
-    waited=$((waited + 1))
-  done
+  wait_ready "$dir/out"
   cut_at=$(now)
   sh -c "$action"
   rc=0
   wait $job || rc=$?
   job=
-  elapsed=$(echo "$(now) - $cut_at" | bc)
-  cat "$dir/out"
-  echo "job ended ${elapsed} s after the cut, exit status $rc"
-  [ $rc -ne 0 ] || { echo "FAIL: $label: rccrun exited 0"; failed=1; }
-  if [ "$(echo "$elapsed > $bound" | bc)" = 1 ]; then
-    echo "FAIL: $label: the job took ${elapsed} s to end (bound ${bound} s)"
-    failed=1
-  fi
-  for r in 0 1; do
-    line=$(grep "^\[$r\] rank $r failed after" "$dir/out")
-    case "$line" in
-    *"rank 2 (host rcchp-b) is unreachable"* | *"rank 3 (host rcchp-b) is unreachable"*) ;;
-    *) echo "FAIL: $label: rank $r does not name an unreachable rank of rcchp-b: '$line'"; failed=1 ;;
-    esac
-  done
+  check_unreachable "$label" "$dir/out" $rc "$(echo "$(now) - $cut_at" | bc)" $bound rcchp-b
   if [ "$label" = "ranks frozen" ]; then
     case "$(cat "$dir/out")" in
     *"ranks 2 (host rcchp-b), 3 (host rcchp-b) still running 2 s after the failure"*) ;;

@@ -80,7 +80,11 @@ Status completion_error_status(ibv_wc_status status) {
     case IBV_WC_RETRY_EXC_ERR:
     case IBV_WC_RNR_RETRY_EXC_ERR:
     case IBV_WC_REM_ACCESS_ERR:
-    case IBV_WC_REM_ABORT_ERR: return RCC_ERR_PEER_FAILED;
+    case IBV_WC_REM_ABORT_ERR:
+    // A flush as a queue pair's first error: no request of ours failed, the queue pair was moved to
+    // the error state under us. On iWARP that is the peer's end of the TCP connection closing (its
+    // process died, or its host reset the connection), seen here before the liveness notice.
+    case IBV_WC_WR_FLUSH_ERR: return RCC_ERR_PEER_FAILED;
     default: return RCC_ERR_TRANSPORT;
   }
 }
@@ -101,7 +105,8 @@ const char* completion_error_hint(ibv_wc_status status) {
     case IBV_WC_REM_INV_REQ_ERR:
     case IBV_WC_REM_OP_ERR: return "the peer rejected the request (receive too small or queue pair in error)";
     case IBV_WC_LOC_LEN_ERR: return "a message was larger than the posted receive (mixed rcc builds?)";
-    case IBV_WC_WR_FLUSH_ERR: return "the queue pair was already in error";
+    case IBV_WC_WR_FLUSH_ERR:
+      return "the connection to the peer was closed (on iWARP: the peer's process ended or its host reset it)";
     default: return "see dmesg and ibv_devinfo for the device's state";
   }
 }

@@ -3,10 +3,28 @@
 # any number of processes and QPs on one device). Sourced by guest-stage.sh; uses the host's
 # modprobe/ip/rdma through the shared root. Messages go to the console.
 
-# make_dummy NAME IP: a dummy netdev holding IP/24.
+# make_dummy NAME IP: a dummy netdev holding IP/24 (none is made when NAME already exists: the
+# link NIC of two linked guests carries both devices).
 make_dummy() {
+	[ -e "/sys/class/net/$1" ] && return 0
 	modprobe dummy numdummies=0 &&
 		ip link add "$1" type dummy && ip addr add "$2/24" dev "$1" && ip link set "$1" up
+}
+
+# link_up MAC IP: the virtio NIC with MAC gets IP/24 and comes up; prints its name.
+link_up() {
+	local f name=""
+	modprobe virtio_net >&2 || { echo "rcc-vm(guest): modprobe virtio_net failed" >&2; return 1; }
+	for _ in $(seq 50); do
+		for f in /sys/class/net/*/address; do
+			[ "$(cat "$f" 2>/dev/null)" = "$1" ] && name=${f%/address} && name=${name##*/}
+		done
+		[ -n "$name" ] && break
+		sleep 0.1
+	done
+	[ -n "$name" ] || { echo "rcc-vm(guest): no NIC with MAC $1" >&2; return 1; }
+	ip addr add "$2/24" dev "$name" >&2 && ip link set "$name" up >&2 || return 1
+	echo "$name"
 }
 
 # ipv4_gid_suffix IP: the last 32 bits of an IPv4-mapped GID as sysfs prints them (0a00:020f).

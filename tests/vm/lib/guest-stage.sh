@@ -32,7 +32,7 @@ ln -sfn /proc/self/fd /dev/fd # bash's <(...) needs it
 ln -sfn /proc/self/fd/0 /dev/stdin
 ln -sfn /proc/self/fd/1 /dev/stdout
 ln -sfn /proc/self/fd/2 /dev/stderr
-echo rcc-vm >/proc/sys/kernel/hostname
+echo "$CFG_HOSTNAME" >/proc/sys/kernel/hostname
 ip link set lo up || setup_fail "ip link set lo up (is iproute2 installed?)"
 
 # Read-write shares (cwd, --rw), listed parents first by the host.
@@ -58,6 +58,13 @@ done
 # shellcheck source=tests/vm/lib/guest-rdma.sh
 source "$job/guest-rdma.sh" || setup_fail "cannot read $job/guest-rdma.sh"
 rccvm_rdma_vars=()
+# --link: the NIC to the other guest carries its address and both RDMA devices (RoCE v2 and iWARP
+# between two kernels); without it each device gets a dummy netdev of its own (loopback RDMA).
+if [ -n "$CFG_LINK_IP" ]; then
+	link_if=$(link_up "$CFG_LINK_MAC" "$CFG_LINK_IP") || setup_fail "the link NIC ($CFG_LINK_MAC, $CFG_LINK_IP)"
+	rccvm_rdma_vars+=("RCC_VM_LINK_IF=$link_if" "RCC_VM_LINK_IP=$CFG_LINK_IP")
+	CFG_RXE_NETDEV=$link_if CFG_RXE_IP=$CFG_LINK_IP CFG_SIW_NETDEV=$link_if CFG_SIW_IP=$CFG_LINK_IP
+fi
 if [ "$CFG_RXE" = 1 ]; then
 	gid_index=$(rdma_add_rxe rxe0 "$CFG_RXE_NETDEV" "$CFG_RXE_IP") || setup_fail "Soft-RoCE device rxe0"
 	rccvm_rdma_vars+=(RCC_VM_RXE_DEV=rxe0 "RCC_VM_RXE_IP=$CFG_RXE_IP" "RCC_VM_RXE_GID_INDEX=$gid_index")

@@ -17,6 +17,7 @@ vm_write_job() {
 		printf 'CFG_RXE_NETDEV=%q\nCFG_RXE_IP=%q\nCFG_SIW_NETDEV=%q\nCFG_SIW_IP=%q\n' \
 			"$VM_RXE_NETDEV" "$VM_RXE_IP" "$VM_SIW_NETDEV" "$VM_SIW_IP"
 		printf 'CFG_FORCE_SETUP_FAIL=%q\n' "${RCC_VM_FORCE_SETUP_FAIL:-0}"
+		printf 'CFG_HOSTNAME=%q\nCFG_LINK_IP=%q\nCFG_LINK_MAC=%q\n' "$opt_hostname" "$opt_link_ip" "$(vm_link_mac)"
 	} >"$job/config"
 	cp "$lib/guest-stage.sh" "$lib/guest-rdma.sh" "$job/"
 	# Read-write shares: cwd (unless it is /) and --rw dirs, deduplicated, parents first.
@@ -30,6 +31,13 @@ vm_write_job() {
 		printf 'rccvm_rw%d\t%s\n' "$i" "$d" >>"$job/mounts"
 		i=$((i + 1))
 	done < <(printf '%s\n' "${dirs[@]}" | awk 'NF && !seen[$0]++ { print length($0) "\t" $0 }' | sort -n | cut -f2-)
+}
+
+# vm_link_mac: the link NIC's MAC, from the last byte of its address (empty without --link), so
+# the guest finds its NIC by MAC and two linked guests never share one.
+vm_link_mac() {
+	[ -n "$opt_link_ip" ] || return 0
+	printf '52:54:00:72:63:%02x\n' "${opt_link_ip##*.}"
 }
 
 # vm_job_virtfs JOB: prints qemu -virtfs arguments, one per line, for the job dir and the rw shares.

@@ -14,6 +14,11 @@ RDMA devices (default: none):
   --siw            soft-iWARP siw0 on dummy netdev siwnet0, 10.0.3.15/24
                    (siw.ko is built once from linux-source-6.1 and cached)
   --no-rdma        no RDMA device (the default; cannot be combined with the above)
+Link to another guest (tests/vm/two-guests.sh boots two):
+  --link LPORT:PPORT:IP  a virtio NIC on a QEMU UDP socket netdev: sends to 127.0.0.1:PPORT,
+                   receives on 127.0.0.1:LPORT, holds IP/24 in the guest; --rxe/--siw then sit
+                   on that NIC instead of dummy netdevs (RDMA between the guests)
+  --hostname NAME  the guest's host name (default rcc-vm)
 VM:
   --timeout SEC    kill the VM after SEC seconds, exit 124 (default 1800, 0 = never)
   --mem MIB        guest memory (default 2048)
@@ -33,10 +38,22 @@ USAGE
 
 vm_is_uint() { case $1 in '' | *[!0-9]*) return 1 ;; *) return 0 ;; esac; }
 
+# vm_parse_link LPORT:PPORT:IP: sets opt_link_*, or exits 125 naming what is wrong.
+vm_parse_link() {
+	local lport pport ip rest
+	IFS=: read -r lport pport ip rest <<<"$1"
+	{ vm_is_uint "$lport" && [ "$lport" -ge 1 ] && [ "$lport" -le 65535 ]; } || vm_die "--link: local port '$lport' in '$1' is not 1..65535"
+	{ vm_is_uint "$pport" && [ "$pport" -ge 1 ] && [ "$pport" -le 65535 ]; } || vm_die "--link: peer port '$pport' in '$1' is not 1..65535"
+	[ -z "$rest" ] || vm_die "--link: '$1' has more than LPORT:PPORT:IP"
+	[[ $ip =~ ^10\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]] && [ "${BASH_REMATCH[3]}" -ge 1 ] && [ "${BASH_REMATCH[3]}" -le 254 ] ||
+		vm_die "--link: '$ip' in '$1' is not an address 10.X.Y.Z (Z 1..254)"
+	opt_link_lport=$lport opt_link_pport=$pport opt_link_ip=$ip
+}
+
 # vm_parse_options "$@": fills opt_* and cmd_argv, or exits 125 with a message naming the argument.
 vm_parse_options() {
 	opt_rxe=0 opt_siw=0 opt_no_rdma=0 opt_timeout=1800 opt_mem=2048 opt_smp=2
-	opt_kernel="" opt_verbose=0 opt_keep=0
+	opt_kernel="" opt_verbose=0 opt_keep=0 opt_link_lport="" opt_link_pport="" opt_link_ip="" opt_hostname=rcc-vm
 	opt_rw=()
 	local dir
 	while [ $# -gt 0 ]; do
@@ -44,13 +61,17 @@ vm_parse_options() {
 		--rxe) opt_rxe=1 ;;
 		--siw) opt_siw=1 ;;
 		--no-rdma) opt_no_rdma=1 ;;
-		--timeout | --mem | --smp | --kernel | --rw)
+		--timeout | --mem | --smp | --kernel | --rw | --link | --hostname)
 			[ $# -ge 2 ] || vm_die "$1 needs a value"
 			case $1 in
 			--timeout) vm_is_uint "$2" || vm_die "--timeout: '$2' is not a number of seconds"; opt_timeout=$2 ;;
 			--mem) { vm_is_uint "$2" && [ "$2" -ge 256 ]; } || vm_die "--mem: '$2' is not a size in MiB >= 256"; opt_mem=$2 ;;
 			--smp) { vm_is_uint "$2" && [ "$2" -ge 1 ]; } || vm_die "--smp: '$2' is not a vCPU count >= 1"; opt_smp=$2 ;;
 			--kernel) opt_kernel=$2 ;;
+			--link) vm_parse_link "$2" ;;
+			--hostname)
+				case $2 in '' | -* | *[!A-Za-z0-9-]*) vm_die "--hostname: '$2' is not a host name (letters, digits, '-')" ;; esac
+				opt_hostname=$2 ;;
 			--rw)
 				dir=$(realpath -e -- "$2" 2>/dev/null) && [ -d "$dir" ] || vm_die "--rw: '$2' is not a directory"
 				opt_rw+=("$dir") ;;

@@ -33,10 +33,17 @@ vm_kill_qemu() {
 # to JOB/console.log (and to stderr with -v). Returns qemu's status (124 when the timeout hit).
 vm_run_qemu() {
 	local job=$1 image=$2 initrd=$3 fd_out fd_err fd_con
-	local -a qemu virtfs
+	local -a qemu virtfs nic=(-nic none)
 	mapfile -t virtfs < <(vm_job_virtfs "$job")
+	# --link: a virtio NIC whose frames travel as UDP datagrams between two QEMUs on this host
+	# (no bridge, no root on the host side, either guest may boot first: frames sent before the
+	# other listens are lost, as on a cable not yet plugged in).
+	if [ -n "$opt_link_ip" ]; then
+		nic=(-netdev "socket,id=link,udp=127.0.0.1:$opt_link_pport,localaddr=127.0.0.1:$opt_link_lport"
+			-device "virtio-net-pci,netdev=link,mac=$(vm_link_mac)")
+	fi
 	# debug-threads names the vCPU threads "CPU n/TCG" on the host (for top -H, perf).
-	qemu=(qemu-system-x86_64 -name rcc-vm,debug-threads=on -nodefaults -no-user-config -no-reboot -display none -monitor none
+	qemu=(qemu-system-x86_64 -name "$opt_hostname,debug-threads=on" -nodefaults -no-user-config -no-reboot -display none -monitor none
 		-machine pc -accel tcg,thread=multi -cpu "$VM_CPU_MODEL" -smp "$opt_smp" -m "$opt_mem"
 		-kernel "$image" -initrd "$initrd"
 		-append "console=ttyS0 loglevel=4 panic=-1"
@@ -45,7 +52,7 @@ vm_run_qemu() {
 		-device virtio-serial-pci
 		-chardev "file,id=out,path=$job/out" -device virtserialport,chardev=out,name=rccvm.stdout
 		-chardev "file,id=err,path=$job/err" -device virtserialport,chardev=err,name=rccvm.stderr
-		-nic none
+		"${nic[@]}"
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
 		"${virtfs[@]}")
 	# This shell holds each FIFO open read-write while qemu runs, so neither qemu's nor cat's open()

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Runs inside guest rccvm-a of tests/vm/two-guests.sh (--rxe or --siw: one RDMA device per NIC, as
+# on real hosts; rdma_cm finds one device per address): one job spread over two guests
+# (two kernels, two RDMA devices, an IPv4 link between them), started by rccrun over ssh. On
+# Soft-RoCE (RoCE v2 between two GIDs on two interfaces) or soft-iWARP: the p2p suite, the
+# collectives suite (with levels on uneven hosts: shared memory within a guest, verbs between;
+# and flat over verbs only), kills of a rank mid-call, and the other guest frozen or cut off.
+#   scripts/vm-cross-tests.sh BUILD_DIR [DEVICES [PARTS]]
+# DEVICES default "rxe0"; PARTS (comma-separated) default p2p,collectives,kills,partition;
+# RCC_CROSS_KILLS (colon-separated fault cases) overrides the kills.
+set -uo pipefail
+build=${1:?usage: vm-cross-tests.sh BUILD_DIR [DEVICES]}
+devices=${2:-rxe0}
+parts=,${3:-p2p,collectives,kills,partition},
+want() { [[ $parts == *",$1,"* ]]; }
+here=$(cd "$(dirname "$0")/.." && pwd)
+peer=${RCC_VM_PEER:?run inside tests/vm/two-guests.sh}
+rsh=${RCC_VM_RSH:?run inside tests/vm/two-guests.sh}
+link=${RCC_VM_LINK_IF:?no link NIC}
+me=$(hostname)
+export RCC_SOCKET_IFNAME=$link RCC_TEST_QUICK=1
+status=0
+failures=()
+
+job() { # DESCRIPTION HOSTS DEVICE [--env VAR=VALUE ...] -- PROGRAM ARGS...
+	local what=$1 hosts=$2 device=$3 t0
+	shift 3
+	local -a settings=()
+	while [ "$1" != -- ]; do settings+=("$1"); shift; done
+	shift
+	echo "=== cross-guest $device, $hosts: $what"
+	t0=$(date +%s)
+	if "$build/launcher/rccrun" -H "$hosts" --rsh "$rsh" --timeout 1500 --env RCC_TRANSPORT=verbs \
+		--env "RCC_IB_DEVICE=$device" --env "RCC_SOCKET_IFNAME=$link" --env RCC_TIMEOUT=120 \
+		--env RCC_BOOTSTRAP_TIMEOUT=120 --env RCC_TEST_QUICK=1 "${settings[@]}" "$@" --gtest_brief=1; then
+		echo "--- ok ($(($(date +%s) - t0)) s)"
+	else
+		echo "--- FAIL ($(($(date +%s) - t0)) s)"
+		status=1
+		failures+=("$device $hosts: $what")
+	fi
+}
+
+# Soft-RoCE gets the wider runs (4 ranks of p2p, the levels, 1+2 flat); soft-iWARP p2p and flat
+# collectives at 1+1 and fewer kills (the levels' logic is the same on both), to keep CI in time.
+all_kills=p2p:allreduce_tree:allreduce_ring:broadcast_tree:barrier:alltoall:inflight:split
+for device in $devices; do
+	case $device in
+	siw*) p2p_hosts="$me:1,$peer:1" flat_hosts="$me:1,$peer:1" levels=0 kills=${RCC_CROSS_KILLS:-p2p:allreduce_tree:inflight} ;;
+	*) p2p_hosts="$me:2,$peer:2" flat_hosts="$me:1,$peer:2" levels=1 kills=${RCC_CROSS_KILLS:-$all_kills} ;;
+	esac
+	want p2p && job "p2p suite" "$p2p_hosts" "$device" --env "RCC_TEST_HOSTS=2" -- "$build/tests/p2p/p2p_test"
+	want collectives && [ $levels = 1 ] && job "collectives suite, levels (shared memory in each guest, verbs between)" \
+		"$me:2,$peer:1" "$device" -- "$build/tests/collectives/collectives_test"
+	want collectives && job "collectives suite, flat over verbs (RCC_SHM=0)" "$flat_hosts" "$device" \
+		--env RCC_SHM=0 -- "$build/tests/collectives/collectives_test"
+	if want kills; then
+		echo "=== cross-guest $device: a rank of $me killed mid-call ($kills)"
+		if RCC_TRANSPORT=verbs RCC_IB_DEVICE=$device RCC_TEST_RCCRUN=$build/launcher/rccrun \
+			RCC_TEST_VICTIM=$build/tests/faults/fault_victim RCC_TEST_STRANGER=$build/tests/faults/fault_stranger_rank \
+			RCC_TIMEOUT=20 RCC_BOOTSTRAP_TIMEOUT=120 RCC_FAULT_SEEDS=1 RCC_FAULT_HOSTS="$me:2,$peer:1" \
+			RCC_FAULT_RSH="$rsh" RCC_FAULT_FORWARD=RCC_TRANSPORT,RCC_IB_DEVICE,RCC_SOCKET_IFNAME,RCC_TIMEOUT,RCC_BOOTSTRAP_TIMEOUT \
+			"$build/tests/faults/fault_driver_test" --gtest_brief=1 --gtest_filter="Ops/FaultTest.*/${kills//:/:Ops/FaultTest.*/}"; then
+			echo "--- ok"
+		else
+			echo "--- FAIL"
+			status=1
+			failures+=("$device: kills")
+		fi
+	fi
+	want partition && { "$here/tests/vm/cross-partition.sh" "$build" "$device" || { status=1; failures+=("$device: partition"); }; }
+done
+for f in "${failures[@]}"; do echo "FAILED: $f"; done
+[ $status = 0 ] && echo "vm-cross-tests: all passed"
+exit $status

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# two-guests.sh - two soft-RDMA guests (run-in-vm.sh) joined by a virtio link, as two hosts of one
+# job: guest "rccvm-b" serves ssh on its link address and waits; guest "rccvm-a" runs COMMAND,
+# which starts ranks on both with rccrun -H over ssh. RoCE v2 and iWARP then run between two
+# kernels over an IPv4 network, as between two machines.
+#
+#   tests/vm/two-guests.sh [--rxe] [--siw] [--timeout SEC] [--smp N] -- COMMAND [ARGS...]
+#
+# In guest a, besides run-in-vm.sh's variables: RCC_VM_PEER (b's link address), RCC_VM_PEER_NAME
+# (rccvm-b), RCC_VM_RSH (the remote shell command for rccrun --rsh: ssh with a key made for this
+# run), RCC_VM_SHARED (a directory both guests see, read-write). Exit status: COMMAND's; 125 when either guest could not boot, make its devices or start
+# sshd (both consoles' tails are printed); 124 on timeout. Both QEMUs are stopped on any exit.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+rdma=() timeout=1800 smp=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rxe | --siw) rdma+=("$1") ;;
+	--timeout | --smp)
+		[ $# -ge 2 ] || { echo "two-guests: $1 needs a value" >&2; exit 125; }
+		case $2 in '' | *[!0-9]*) echo "two-guests: $1: '$2' is not a number" >&2; exit 125 ;; esac
+		if [ "$1" = --timeout ]; then timeout=$2; else smp=$2; fi
+		shift ;;
+	--) shift; break ;;
+	*) echo "two-guests: unknown option '$1' (the command goes after --)" >&2; exit 125 ;;
+	esac
+	shift
+done
+[ $# -gt 0 ] || { echo "two-guests: no COMMAND given after --" >&2; exit 125; }
+
+dir=$(mktemp -d /var/tmp/rcc-two-guests.XXXXXX)
+b_pid=""
+cleanup() {
+	touch "$dir/stop" 2>/dev/null
+	if [ -n "$b_pid" ]; then
+		# b powers off within a second of the stop file; else its run-in-vm.sh stops it on TERM.
+		for _ in $(seq 50); do [ -e "$dir/b.rc" ] && break; sleep 0.1; done
+		[ -e "$dir/b.rc" ] || kill -TERM "$(cat "$dir/b.pid" 2>/dev/null)" 2>/dev/null
+		wait "$b_pid" 2>/dev/null
+	fi
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Ports for the two ends of the link: per run, so two runs on one machine do not meet.
+port_a=$((20000 + ($$ % 20000) * 2)) port_b=$((port_a + 1))
+ip_a=10.0.9.1 ip_b=10.0.9.2
+
+ssh-keygen -q -t ed25519 -N '' -f "$dir/host_key" && ssh-keygen -q -t ed25519 -N '' -f "$dir/user_key" ||
+	{ echo "two-guests: ssh-keygen failed (openssh-client, scripts/setup.sh)" >&2; exit 125; }
+cp "$dir/user_key.pub" "$dir/authorized_keys"
+chmod 700 "$dir" && chmod 600 "$dir/authorized_keys"
+cat >"$dir/sshd_config" <<CONF
+Port 22
+HostKey $dir/host_key
+AuthorizedKeysFile $dir/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+AcceptEnv no
+CONF
+cat >"$dir/ssh_config" <<CONF
+Host *
+  IdentityFile $dir/user_key
+  StrictHostKeyChecking no
+  UserKnownHostsFile /dev/null
+  LogLevel ERROR
+  BatchMode yes
+  ConnectTimeout 60
+CONF
+
+(
+	"$here/run-in-vm.sh" "${rdma[@]}" --smp "$smp" --timeout "$timeout" --hostname rccvm-b --rw "$dir" \
+		--link "$port_b:$port_a:$ip_b" -- "$here/lib/guest-serve-ssh.sh" "$dir" >"$dir/b.out" 2>"$dir/b.err" &
+	echo $! >"$dir/b.pid"
+	wait $!
+	echo $? >"$dir/b.rc"
+) &
+b_pid=$!
+
+# a waits for b's sshd (or for b to end) before COMMAND runs; run-in-vm.sh clears RCC_VM_* of the
+# caller, so a's variables are set here, inside the guest.
+wait_for_b="export RCC_VM_PEER=$ip_b RCC_VM_PEER_NAME=rccvm-b RCC_VM_RSH='ssh -F $dir/ssh_config' RCC_VM_SHARED=$dir
+  for _ in \$(seq 1200); do [ -e $dir/ready.rccvm-b ] && exec \"\$@\"; [ -e $dir/b.rc ] && break; sleep 0.1; done
+  echo 'two-guests: guest rccvm-b did not come up' >&2; exit 125"
+"$here/run-in-vm.sh" "${rdma[@]}" --smp "$smp" --timeout "$timeout" --hostname rccvm-a --rw "$dir" \
+	--link "$port_a:$port_b:$ip_a" -- bash -c "$wait_for_b" two-guests "$@"
+rc=$?
+touch "$dir/stop"
+for _ in $(seq 100); do [ -e "$dir/b.rc" ] && break; sleep 0.1; done
+b_rc=$(cat "$dir/b.rc" 2>/dev/null || echo "none: still running")
+if [ "$b_rc" != 0 ]; then
+	echo "two-guests: guest rccvm-b ended with status $b_rc:" >&2
+	sed 's/^/  b: /' "$dir/b.out" "$dir/b.err" >&2
+	[ "$rc" = 0 ] && rc=125
+fi
+exit "$rc"
