@@ -29,10 +29,12 @@ fi
 # Collectives: the RCC_SHM=0 variant, where every collective goes through verbs (the default one
 # takes the shared-memory path on one host, which the host stages test). The memory cycles
 # (thousands of communicators) run on the host only: here they take over 10 minutes.
-# 4 ranks, and soft-iWARP's p2p and collectives, run between two guests instead
-# (scripts/vm-cross-tests.sh); the opt-ins below at 2 ranks.
+# 4 ranks, and soft-iWARP's p2p, run between two guests instead (scripts/vm-cross-tests.sh); the
+# opt-ins below at 2 ranks.
 run "p2p + collectives over verbs on rxe (2, 3 ranks)" RCC_TRANSPORT=verbs RCC_IB_DEVICE="$RCC_VM_RXE_DEV" -- \
   -L ranks -R '\.n[23]$' -E '^(collectives_test\.(n|small_slots|streaming|cma)|memory_test\.n[23])'
+run "collectives over verbs on siw (2 ranks)" RCC_TRANSPORT=verbs RCC_IB_DEVICE="$RCC_VM_SIW_DEV" -- \
+  -R '^collectives_test\.transport\.n2$'
 # The polled opt-in (RCC_IB_POLLED_EAGER=1, rxe only: iWARP refuses it), tested as before it was
 # the default: p2p and collectives, and ranks that sleep at once (every wait asks for a notice).
 run "polled opt-in: p2p + collectives over verbs on rxe (2 ranks)" RCC_TRANSPORT=verbs \

@@ -24,9 +24,10 @@ wait_ready() {
     waited=$((waited + 1))
   done
 }
-# check_unreachable LABEL OUT STATUS ELAPSED BOUND HOST_B: the job ended non-zero within BOUND
-# seconds, and ranks 0 and 1 (host a) each name rank 2 or 3 of HOST_B as unreachable. Prints the
-# output; sets failed=1 otherwise.
+# check_unreachable LABEL OUT STATUS ELAPSED BOUND HOST_B [CALL_BOUND]: the job ended non-zero
+# within BOUND seconds, and ranks 0 and 1 (host a) each name rank 2 or 3 of HOST_B as unreachable,
+# their failing call having taken at most CALL_BOUND seconds (when given). Prints the output; sets
+# failed=1 otherwise.
 check_unreachable() {
   cat "$2"
   echo "job ended $4 s after host $6 became unreachable, exit status $3"
@@ -41,5 +42,10 @@ check_unreachable() {
     *"rank 2 (host $6) is unreachable"* | *"rank 3 (host $6) is unreachable"*) ;;
     *) echo "FAIL: $1: rank $r does not name an unreachable rank of $6: '$line'"; failed=1 ;;
     esac
+    took=$(echo "$line" | sed -n 's/.* failed after \([0-9.]*\) s:.*/\1/p')
+    if [ -n "${7:-}" ] && { [ -z "$took" ] || [ "$(echo "$took > $7" | bc)" = 1 ]; }; then
+      echo "FAIL: $1: rank $r's failing call took '$took' s (bound $7 s)"
+      failed=1
+    fi
   done
 }

@@ -24,7 +24,7 @@ trap cleanup EXIT
 hosts_up "$net" $hosts
 
 failed=0
-bound=30  # seconds from the cut to the end of the job: RCC_PEER_TIMEOUT=2 plus start-up slack
+bound=30  # seconds from the cut to the end of the job; each failing call within 6 s (RCC_PEER_TIMEOUT=2)
 now() { date +%s.%N; }
 
 # One case: start 2+2 ranks, wait until all ran a round, apply $1 (a shell command), then the job
@@ -44,7 +44,7 @@ check() {
   rc=0
   wait $job || rc=$?
   job=
-  check_unreachable "$label" "$dir/out" $rc "$(echo "$(now) - $cut_at" | bc)" $bound rcchp-b
+  check_unreachable "$label" "$dir/out" $rc "$(echo "$(now) - $cut_at" | bc)" $bound rcchp-b 6
   if [ "$label" = "ranks frozen" ]; then
     case "$(cat "$dir/out")" in
     *"ranks 2 (host rcchp-b), 3 (host rcchp-b) still running 2 s after the failure"*) ;;

@@ -69,7 +69,7 @@ result timeout_is_124 "$([ $rc = 124 ] && echo 0 || echo 1)" "exit $rc after $(s
 "$vm" --smp zero -- true >/dev/null 2>badarg.err
 rc=$?
 result bad_argument_is_125_and_named "$([ $rc = 125 ] && grep -q -- '--smp' badarg.err && echo 0 || echo 1)" "exit $rc"
-for bad in 0:2:10.0.9.1 1:2:192.168.0.1 1:2:10.0.9.255 1:2; do
+for bad in bogus:2:10.0.9.1 listen:0:10.0.9.1 connect:2:192.168.0.1 listen:2:10.0.9.255 listen:2; do
 	"$vm" --link "$bad" -- true >/dev/null 2>badlink.err
 	rc=$?
 	result "bad_link_${bad//[:.]/_}_is_125_and_named" "$([ $rc = 125 ] && grep -q -- "--link: .*'$bad'" badlink.err && echo 0 || echo 1)" "exit $rc: $(cat badlink.err)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # two-guests.sh - two soft-RDMA guests (run-in-vm.sh) joined by a virtio link, as two hosts of one
-# job: guest "rccvm-b" serves ssh on its link address and waits; guest "rccvm-a" runs COMMAND,
+# job (a TCP stream between the two QEMUs carries the link's frames): guest "rccvm-b" serves ssh
+# on its link address and waits; guest "rccvm-a" runs COMMAND,
 # which starts ranks on both with rccrun -H over ssh. RoCE v2 and iWARP then run between two
 # kernels over an IPv4 network, as between two machines.
 #
@@ -44,8 +45,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# Ports for the two ends of the link: per run, so two runs on one machine do not meet.
-port_a=$((20000 + ($$ % 20000) * 2)) port_b=$((port_a + 1))
+# The link's port: per run, so two runs on one machine do not meet; below the ephemeral range.
+port=$((20000 + $$ % 12000))
 ip_a=10.0.9.1 ip_b=10.0.9.2
 
 ssh-keygen -q -t ed25519 -N '' -f "$dir/host_key" && ssh-keygen -q -t ed25519 -N '' -f "$dir/user_key" ||
@@ -75,12 +76,18 @@ CONF
 
 (
 	"$here/run-in-vm.sh" "${rdma[@]}" --smp "$smp" --timeout "$timeout" --hostname rccvm-b --rw "$dir" \
-		--link "$port_b:$port_a:$ip_b" -- "$here/lib/guest-serve-ssh.sh" "$dir" >"$dir/b.out" 2>"$dir/b.err" &
+		--link "listen:$port:$ip_b" -- "$here/lib/guest-serve-ssh.sh" "$dir" >"$dir/b.out" 2>"$dir/b.err" &
 	echo $! >"$dir/b.pid"
 	wait $!
 	echo $? >"$dir/b.rc"
 ) &
 b_pid=$!
+# a's QEMU connects to b's, which must listen by then (it does before its guest boots).
+for _ in $(seq 300); do
+	ss -Htln "sport = :$port" 2>/dev/null | grep -q . && break
+	[ -e "$dir/b.rc" ] && break
+	sleep 0.1
+done
 
 # a waits for b's sshd (or for b to end) before COMMAND runs; run-in-vm.sh clears RCC_VM_* of the
 # caller, so a's variables are set here, inside the guest.
@@ -88,7 +95,7 @@ wait_for_b="export RCC_VM_PEER=$ip_b RCC_VM_PEER_NAME=rccvm-b RCC_VM_RSH='ssh -F
   for _ in \$(seq 1200); do [ -e $dir/ready.rccvm-b ] && exec \"\$@\"; [ -e $dir/b.rc ] && break; sleep 0.1; done
   echo 'two-guests: guest rccvm-b did not come up' >&2; exit 125"
 "$here/run-in-vm.sh" "${rdma[@]}" --smp "$smp" --timeout "$timeout" --hostname rccvm-a --rw "$dir" \
-	--link "$port_a:$port_b:$ip_a" -- bash -c "$wait_for_b" two-guests "$@"
+	--link "connect:$port:$ip_a" -- bash -c "$wait_for_b" two-guests "$@"
 rc=$?
 touch "$dir/stop"
 for _ in $(seq 100); do [ -e "$dir/b.rc" ] && break; sleep 0.1; done

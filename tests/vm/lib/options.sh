@@ -15,9 +15,10 @@ RDMA devices (default: none):
                    (siw.ko is built once from linux-source-6.1 and cached)
   --no-rdma        no RDMA device (the default; cannot be combined with the above)
 Link to another guest (tests/vm/two-guests.sh boots two):
-  --link LPORT:PPORT:IP  a virtio NIC on a QEMU UDP socket netdev: sends to 127.0.0.1:PPORT,
-                   receives on 127.0.0.1:LPORT, holds IP/24 in the guest; --rxe/--siw then sit
-                   on that NIC instead of dummy netdevs (RDMA between the guests)
+  --link MODE:PORT:IP  a virtio NIC on a QEMU socket netdev, a TCP stream on 127.0.0.1:PORT that
+                   this guest listens on (MODE listen) or connects to (MODE connect: the other
+                   QEMU must listen already); holds IP/24 in the guest; --rxe/--siw then sit on
+                   that NIC instead of dummy netdevs (RDMA between the guests)
   --hostname NAME  the guest's host name (default rcc-vm)
 VM:
   --timeout SEC    kill the VM after SEC seconds, exit 124 (default 1800, 0 = never)
@@ -38,22 +39,22 @@ USAGE
 
 vm_is_uint() { case $1 in '' | *[!0-9]*) return 1 ;; *) return 0 ;; esac; }
 
-# vm_parse_link LPORT:PPORT:IP: sets opt_link_*, or exits 125 naming what is wrong.
+# vm_parse_link MODE:PORT:IP: sets opt_link_*, or exits 125 naming what is wrong.
 vm_parse_link() {
-	local lport pport ip rest
-	IFS=: read -r lport pport ip rest <<<"$1"
-	{ vm_is_uint "$lport" && [ "$lport" -ge 1 ] && [ "$lport" -le 65535 ]; } || vm_die "--link: local port '$lport' in '$1' is not 1..65535"
-	{ vm_is_uint "$pport" && [ "$pport" -ge 1 ] && [ "$pport" -le 65535 ]; } || vm_die "--link: peer port '$pport' in '$1' is not 1..65535"
-	[ -z "$rest" ] || vm_die "--link: '$1' has more than LPORT:PPORT:IP"
+	local mode port ip rest
+	IFS=: read -r mode port ip rest <<<"$1"
+	case $mode in listen | connect) ;; *) vm_die "--link: mode '$mode' in '$1' is not listen or connect" ;; esac
+	{ vm_is_uint "$port" && [ "$port" -ge 1 ] && [ "$port" -le 65535 ]; } || vm_die "--link: port '$port' in '$1' is not 1..65535"
+	[ -z "$rest" ] || vm_die "--link: '$1' has more than MODE:PORT:IP"
 	[[ $ip =~ ^10\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]] && [ "${BASH_REMATCH[3]}" -ge 1 ] && [ "${BASH_REMATCH[3]}" -le 254 ] ||
 		vm_die "--link: '$ip' in '$1' is not an address 10.X.Y.Z (Z 1..254)"
-	opt_link_lport=$lport opt_link_pport=$pport opt_link_ip=$ip
+	opt_link_mode=$mode opt_link_port=$port opt_link_ip=$ip
 }
 
 # vm_parse_options "$@": fills opt_* and cmd_argv, or exits 125 with a message naming the argument.
 vm_parse_options() {
 	opt_rxe=0 opt_siw=0 opt_no_rdma=0 opt_timeout=1800 opt_mem=2048 opt_smp=2
-	opt_kernel="" opt_verbose=0 opt_keep=0 opt_link_lport="" opt_link_pport="" opt_link_ip="" opt_hostname=rcc-vm
+	opt_kernel="" opt_verbose=0 opt_keep=0 opt_link_mode="" opt_link_port="" opt_link_ip="" opt_hostname=rcc-vm
 	opt_rw=()
 	local dir
 	while [ $# -gt 0 ]; do

@@ -35,11 +35,12 @@ vm_run_qemu() {
 	local job=$1 image=$2 initrd=$3 fd_out fd_err fd_con
 	local -a qemu virtfs nic=(-nic none)
 	mapfile -t virtfs < <(vm_job_virtfs "$job")
-	# --link: a virtio NIC whose frames travel as UDP datagrams between two QEMUs on this host
-	# (no bridge, no root on the host side, either guest may boot first: frames sent before the
-	# other listens are lost, as on a cable not yet plugged in).
+	# --link: a virtio NIC whose frames travel over a TCP stream between two QEMUs on this host (no
+	# bridge or tap, no root on the host side). A stream, not UDP datagrams: over UDP, one run's
+	# link went silent in one direction for good under soft-iWARP's load (heartbeats stopped, then
+	# ssh timed out); a stream neither loses nor reorders frames, and pushes back on the sender.
 	if [ -n "$opt_link_ip" ]; then
-		nic=(-netdev "socket,id=link,udp=127.0.0.1:$opt_link_pport,localaddr=127.0.0.1:$opt_link_lport"
+		nic=(-netdev "socket,id=link,$opt_link_mode=127.0.0.1:$opt_link_port"
 			-device "virtio-net-pci,netdev=link,mac=$(vm_link_mac)")
 	fi
 	# debug-threads names the vCPU threads "CPU n/TCG" on the host (for top -H, perf).
