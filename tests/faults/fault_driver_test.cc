@@ -52,9 +52,8 @@ std::optional<Hosts> fault_hosts() {
   return hosts;
 }
 
-// rccrun's words that place `ranks` ranks: "-n N" on this host, or the hosts of RCC_FAULT_HOSTS.
-std::vector<std::string> placement_words(int ranks) {
-  std::optional<Hosts> hosts = fault_hosts();
+// rccrun's words that place the job: "-n RANKS" on this host, or the hosts of RCC_FAULT_HOSTS.
+std::vector<std::string> placement_words(const std::optional<Hosts>& hosts, int ranks) {
   if (!hosts) return {"-n", std::to_string(ranks)};
   std::vector<std::string> words = {"-H", hosts->list, "--rsh", faults::required_env("RCC_FAULT_RSH")};
   std::stringstream names(std::getenv("RCC_FAULT_FORWARD") != nullptr ? std::getenv("RCC_FAULT_FORWARD") : "");
@@ -89,7 +88,7 @@ bool run_one(const Case& c, int ranks, unsigned seed) {
     const std::string marker =
         "rcc-fault-marker-" + std::to_string(getpid()) + "-" + c.name + "-" + std::to_string(seed);
     std::vector<std::string> argv = {faults::required_env("RCC_TEST_RCCRUN")};
-    for (std::string word : placement_words(ranks)) argv.push_back(word);
+    for (std::string word : placement_words(hosts, ranks)) argv.push_back(word);
     argv.push_back("--failure-grace");
     argv.push_back(std::to_string(timeout_s + 5));
     if (*c.algo != '\0') {

@@ -11,6 +11,7 @@ build=$2
 scripts=$3
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/common.sh"
+. "$here/lib/ssh.sh"
 set_programs "$build"
 net=80
 hosts="rccssh-a rccssh-b"
@@ -25,37 +26,15 @@ cleanup() {
 trap cleanup EXIT
 RCC_NETNS_NET=$net "$scripts/netns-hosts.sh" up $hosts || { echo "FAIL: cannot make the hosts"; exit 1; }
 mkdir -p /run/sshd "$(dirname "$dropin")"
-ssh-keygen -q -t ed25519 -N '' -f "$dir/host_key" || exit 1
-ssh-keygen -q -t ed25519 -N '' -f "$dir/user_key" || exit 1
-cp "$dir/user_key.pub" "$dir/authorized_keys"
-chmod 700 "$dir" && chmod 600 "$dir/authorized_keys"
+ssh_test_setup "$dir" || exit 1
 i=2
 for host in $hosts; do
-  cat >"$dir/sshd.$host.conf" <<CONF
-ListenAddress 10.$net.0.$i
-Port 22
-HostKey $dir/host_key
-PidFile $dir/sshd.$host.pid
-AuthorizedKeysFile $dir/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-AcceptEnv no
-CONF
-  ip netns exec "$host" /usr/sbin/sshd -f "$dir/sshd.$host.conf" -E "$dir/sshd.$host.log" ||
+  ip netns exec "$host" /usr/sbin/sshd -f "$dir/sshd_config" -o "ListenAddress=10.$net.0.$i" \
+    -o "PidFile=$dir/sshd.$host.pid" -E "$dir/sshd.$host.log" ||
     { echo "FAIL: sshd did not start in $host"; cat "$dir/sshd.$host.log"; exit 1; }
   i=$((i + 1))
 done
-cat >"$dropin" <<CONF
-Host 10.$net.0.*
-  IdentityFile $dir/user_key
-  StrictHostKeyChecking no
-  UserKnownHostsFile /dev/null
-  LogLevel ERROR
-  BatchMode yes
-CONF
+ssh_test_client "$dir" "10.$net.0.*" >"$dropin"
 a=10.$net.0.2
 b=10.$net.0.3
 # The ranks dial back to rccrun's store on the bridge.

@@ -49,30 +49,13 @@ trap 'exit 143' TERM
 port=$((20000 + $$ % 12000))
 ip_a=10.0.9.1 ip_b=10.0.9.2
 
-ssh-keygen -q -t ed25519 -N '' -f "$dir/host_key" && ssh-keygen -q -t ed25519 -N '' -f "$dir/user_key" ||
-	{ echo "two-guests: ssh-keygen failed (openssh-client, scripts/setup.sh)" >&2; exit 125; }
-cp "$dir/user_key.pub" "$dir/authorized_keys"
-chmod 700 "$dir" && chmod 600 "$dir/authorized_keys"
-cat >"$dir/sshd_config" <<CONF
-Port 22
-HostKey $dir/host_key
-AuthorizedKeysFile $dir/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-AcceptEnv no
-CONF
-cat >"$dir/ssh_config" <<CONF
-Host *
-  IdentityFile $dir/user_key
-  StrictHostKeyChecking no
-  UserKnownHostsFile /dev/null
-  LogLevel ERROR
-  BatchMode yes
-  ConnectTimeout 60
-CONF
+# shellcheck source=tests/launchers/lib/ssh.sh
+. "$here/../launchers/lib/ssh.sh"
+ssh_test_setup "$dir" || { echo "two-guests: ssh-keygen failed (openssh-client, scripts/setup.sh)" >&2; exit 125; }
+{
+	ssh_test_client "$dir" "*"
+	echo "  ConnectTimeout 60"
+} >"$dir/ssh_config"
 
 (
 	"$here/run-in-vm.sh" "${rdma[@]}" --smp "$smp" --timeout "$timeout" --hostname rccvm-b --rw "$dir" \
