@@ -52,7 +52,8 @@ if want host || want vm; then
 fi
 if want host; then
   log "tests on the host (UCX), and under the real launchers (Slurm, mpirun, torchrun, ssh)"
-  run_ctest host build -LE '^vm$|verbs|soak|faults-quick' -j 1
+  # memory_test.n2 runs in the ASan stage instead (leaks and growth at 200 cycles; here only n3).
+  run_ctest host build -LE '^vm$|verbs|soak|faults-quick' -E '^memory_test\.n2$' -j 1
   log "the VM harness selftest"
   run_ctest vm-selftest build -L '^vm$'
 fi
