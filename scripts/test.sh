@@ -112,14 +112,14 @@ if want tsan; then
       -DRCC_BUILD_BENCH=OFF -DRCC_WITH_TORCH=OFF "${sanitizer_flags[@]}" >/dev/null &&
      cmake --build "$root/build-tsan" -j "$jobs" --target rccrun p2p_test collectives_test bootstrap_store_test \
       bootstrap_job_test bootstrap_probe fault_victim fault_driver_test fault_stranger_rank split_test stuck rcc-dump \
-      mpi_threads mpi_ops; then
+      mpi_threads mpi_ops executor_test; then
     record build-tsan 0
     log "tests under ThreadSanitizer"
     # The collectives subset: every algorithm once at 3 ranks, not the full rank sweep. UCX's
     # memory hooks (libucm) crash under TSan at thread exit, so they are off here.
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 RCC_TEST_QUICK=1 \
       UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no \
-      run_ctest tsan build-tsan -R '^(p2p_test\.n[23]|collectives_test\.n3|split_test\.n3|bootstrap_(store|job|probe_rccrun_3)|faults\.quick|debugging_stuck|mpi_threads\.n2|mpi_ops\.n3)$' -j 1
+      run_ctest tsan build-tsan -R '^(p2p_test\.n[23]|collectives_test\.n3|split_test\.n3|bootstrap_(store|job|probe_rccrun_3)|faults\.quick|debugging_stuck|mpi_threads\.n2|mpi_ops\.n3|executor)$' -j 1
   else
     record build-tsan 1
   fi

@@ -3,6 +3,8 @@
 // reduce to rank 0 that keeps rank order (so non-commutative operations are right), then what the
 // collective needs (a broadcast, a send to the root, the blocks scattered), or a chain for scans.
 // Buffers are "images": count elements laid out as the datatype says, as the operation expects.
+#include <pthread.h>
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -220,6 +222,7 @@ void Worker::post(std::function<void()> job) {
 }
 
 void Worker::run() {
+  pthread_setname_np(pthread_self(), "rcc-mpi-worker");
   for (;;) {
     std::function<void()> job;
     {

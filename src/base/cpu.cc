@@ -1,5 +1,7 @@
 #include "base/cpu.h"
 
+#include <pthread.h>
+
 #include <cstdlib>
 
 namespace rcc {
@@ -50,5 +52,7 @@ std::string CpuSet::to_text() const {
 }
 
 int current_cpu() { return sched_getcpu(); }
+
+void name_this_thread(const char* name) { pthread_setname_np(pthread_self(), name); }
 
 }  // namespace rcc

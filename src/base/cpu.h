@@ -39,4 +39,8 @@ inline bool ranks_outnumber_cores(int ranks, const CpuSet& cpus) { return cpus.e
 // The CPU this thread runs on now (-1 if unknown); a vDSO call, cheap enough for every wait.
 int current_cpu();
 
+// Names this thread (at most 15 characters shown) for top -H, ps -L, gdb and perf, so that a user
+// who sees a busy or sleeping thread in their process can tell that it is rcc's and which one.
+void name_this_thread(const char* name);
+
 }  // namespace rcc

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/cpu.h"
 #include "base/log.h"
 #include "bootstrap/job.h"
 #include "bootstrap/liveness_hello.h"
@@ -236,6 +237,7 @@ void LivenessMonitor::drop_silent(const std::vector<Clock::time_point>& heard, C
 }
 
 void LivenessMonitor::watch() {
+  name_this_thread("rcc-liveness");
   const bool beating = peer_timeout_s_ > 0;
   const auto interval =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(peer_timeout_s_ / kBeatsPerTimeout));

@@ -11,6 +11,7 @@
 #include <map>
 #include <thread>
 
+#include "base/cpu.h"
 #include "base/log.h"
 #include "bootstrap/frame.h"
 #include "bootstrap/refusals.h"
@@ -80,6 +81,7 @@ class StoreServerImpl final : public StoreServer {
 
  private:
   void run() {
+    name_this_thread("rcc-store");
     std::vector<pollfd> fds;
     std::vector<uint64_t> ids;
     for (;;) {

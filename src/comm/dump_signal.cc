@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/cpu.h"
 #include "base/log.h"
 #include "base/settings.h"
 #include "comm/call_dump.h"
@@ -72,6 +73,7 @@ Status DumpOnSignal::start(JobConnections& job, std::unique_ptr<DumpOnSignal>* o
 }
 
 void DumpOnSignal::serve(JobConnections& job) {
+  name_this_thread("rcc-dump");
   char byte = 0;
   for (;;) {
     const ssize_t n = ::read(pipe_[0], &byte, 1);

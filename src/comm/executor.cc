@@ -1,5 +1,6 @@
 #include "comm/executor.h"
 
+#include "base/cpu.h"
 namespace rcc {
 
 Executor::~Executor() {
@@ -13,16 +14,26 @@ Executor::~Executor() {
 
 void Executor::begin_inline() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return queue_.empty() && !running_; });
+  if (!queue_.empty() || running_) {
+    ++inline_waiters_;
+    changed_.wait(lock, [&] { return queue_.empty() && !running_; });
+    --inline_waiters_;
+  }
   running_ = true;
 }
 
 void Executor::end_inline() {
+  bool wake;
   {
     std::lock_guard<std::mutex> guard(mutex_);
     running_ = false;
+    // Only the worker with tasks queued meanwhile, or another caller waiting to run inline, can
+    // proceed now. The idle worker also sleeps on changed_: waking it after every blocking
+    // collective cost a futex call and a context switch each (tens of microseconds where ranks
+    // outnumber cores) once any nonblocking collective had started the worker.
+    wake = !queue_.empty() || inline_waiters_ > 0;
   }
-  changed_.notify_all();
+  if (wake) changed_.notify_all();
 }
 
 std::shared_ptr<Task> Executor::submit(std::function<Status()> fn) {
@@ -38,6 +49,7 @@ std::shared_ptr<Task> Executor::submit(std::function<Status()> fn) {
 }
 
 void Executor::worker_loop() {
+  name_this_thread("rcc-collective");
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return stopping_ || (!queue_.empty() && !running_); });

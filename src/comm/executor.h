@@ -49,7 +49,8 @@ class Executor {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::shared_ptr<Task>> queue_;
-  bool running_ = false;  // a task (queued or inline) is executing
+  bool running_ = false;    // a task (queued or inline) is executing
+  int inline_waiters_ = 0;  // callers in begin_inline waiting for their turn
   bool stopping_ = false;
   std::thread worker_;
 };
