@@ -88,7 +88,7 @@ class ProcessGroupRcc final : public c10d::ProcessGroup {
   rcc_comm_t comm_ = nullptr;           // collectives, on the worker
   rcc_comm_t p2p_comm_ = nullptr;       // point-to-point, from the callers' threads
   bool world_ = false;
-  std::unique_ptr<Worker> worker_;  // last: stopped first
+  std::shared_ptr<Worker> worker_;  // last: stopped first (works hold it weakly)
 };
 
 }  // namespace rcc_torch

@@ -8,14 +8,21 @@
 #include <rcc/rcc.h>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include <memory>
 #include <vector>
+
+#include "worker.h"
 
 namespace rcc_torch {
 
 class CollectiveWork final : public c10d::Work {
  public:
-  CollectiveWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs);
+  // worker: the group's, which runs this work's job (queued under this object's address).
+  CollectiveWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs, std::weak_ptr<Worker> worker);
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+  // Runs the job on the caller's thread if the worker has not started it and nothing is ahead of
+  // it (a blocking call: torch waits right after issuing it), then waits as c10d::Work does.
+  bool wait(std::chrono::milliseconds timeout) override;
   std::vector<at::Tensor> result() override { return outputs_; }
   // From the worker: completes the work and its future (with the outputs, or the error).
   void complete(std::exception_ptr error);
@@ -23,6 +30,7 @@ class CollectiveWork final : public c10d::Work {
  private:
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
+  std::weak_ptr<Worker> worker_;  // the group may be gone before its works are
 };
 
 class PointToPointWork final : public c10d::Work {

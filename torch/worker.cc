@@ -6,19 +6,21 @@ namespace rcc_torch {
 
 Worker::Worker() : thread_(&Worker::run, this) {}
 
-Worker::~Worker() {
+Worker::~Worker() { stop(); }
+
+void Worker::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
-void Worker::enqueue(std::function<void()> job) {
+void Worker::enqueue(std::function<void()> job, const void* key) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    jobs_.push_back(std::move(job));
+    jobs_.push_back({std::move(job), key});
   }
   wake_.notify_all();
 }
@@ -29,6 +31,26 @@ bool Worker::run_now_if_idle(const std::function<void()>& job) {
     if (busy_ || !jobs_.empty()) return false;
     busy_ = true;
   }
+  run_here(job);
+  return true;
+}
+
+bool Worker::run_if_next(const void* key) {
+  std::function<void()> job;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (key == nullptr || busy_ || jobs_.empty() || jobs_.front().key != key) return false;
+    job = std::move(jobs_.front().job);
+    jobs_.pop_front();
+    busy_ = true;
+  }
+  // The caller would only sleep until the worker had run it: running it here saves the worker's
+  // wake-up and the caller's, each a context switch onto CPUs the ranks need.
+  run_here(job);
+  return true;
+}
+
+void Worker::run_here(const std::function<void()>& job) {
   job();  // catches its own errors (ProcessGroupRcc::launch)
   bool wake;
   {
@@ -40,7 +62,6 @@ bool Worker::run_now_if_idle(const std::function<void()>& job) {
     wake = !jobs_.empty() || stopping_;
   }
   if (wake) wake_.notify_all();
-  return true;
 }
 
 void Worker::run() {
@@ -49,7 +70,7 @@ void Worker::run() {
   for (;;) {
     wake_.wait(lock, [this] { return (stopping_ && !busy_) || (!jobs_.empty() && !busy_); });
     if (jobs_.empty()) return;  // stopping, nothing left
-    std::function<void()> job = std::move(jobs_.front());
+    std::function<void()> job = std::move(jobs_.front().job);
     jobs_.pop_front();
     busy_ = true;
     lock.unlock();
