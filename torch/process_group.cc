@@ -202,7 +202,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::launch(c10d::OpType type, std::v
                                                        std::function<void()> body) {
   size_t bytes = 0;
   for (const at::Tensor& t : outputs) bytes += static_cast<size_t>(t.numel()) * t.element_size();
-  auto work = c10::make_intrusive<CollectiveWork>(rank_, type, std::move(outputs), worker_);
+  auto work = c10::make_intrusive<CollectiveWork>(rank_, type, std::move(outputs));
   std::function<void()> job = [work, body = std::move(body)] {
     try {
       body();
@@ -213,7 +213,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::launch(c10d::OpType type, std::v
   };
   // Small collectives take microseconds: run on the caller when the worker is idle (two thread
   // hand-offs cost tens of microseconds), larger ones overlap with the caller's computing.
-  if (bytes > kInlineBytes || !worker_->run_now_if_idle(job)) worker_->enqueue(std::move(job), work.get());
+  if (bytes > kInlineBytes || !worker_->run_now_if_idle(job)) {
+    work->queued_on(worker_);
+    worker_->enqueue(std::move(job), work.get());
+  }
   return work;
 }
 

@@ -8,12 +8,10 @@
 
 namespace rcc_torch {
 
-CollectiveWork::CollectiveWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs,
-                               std::weak_ptr<Worker> worker)
+CollectiveWork::CollectiveWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs)
     : c10d::Work(rank, type),
       outputs_(std::move(outputs)),
-      future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))),
-      worker_(std::move(worker)) {}
+      future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {}
 
 bool CollectiveWork::wait(std::chrono::milliseconds timeout) {
   if (std::shared_ptr<Worker> worker = worker_.lock()) worker->run_if_next(this);

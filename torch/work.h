@@ -17,8 +17,10 @@ namespace rcc_torch {
 
 class CollectiveWork final : public c10d::Work {
  public:
-  // worker: the group's, which runs this work's job (queued under this object's address).
-  CollectiveWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs, std::weak_ptr<Worker> worker);
+  CollectiveWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs);
+  // Before the job is queued on the group's worker under this object's address (a job run at once
+  // on the caller's thread has nothing for wait() to take over).
+  void queued_on(std::weak_ptr<Worker> worker) { worker_ = std::move(worker); }
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
   // Runs the job on the caller's thread if the worker has not started it and nothing is ahead of
   // it (a blocking call: torch waits right after issuing it), then waits as c10d::Work does.
@@ -30,7 +32,7 @@ class CollectiveWork final : public c10d::Work {
  private:
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
-  std::weak_ptr<Worker> worker_;  // the group may be gone before its works are
+  std::weak_ptr<Worker> worker_;  // empty unless queued; the group may be gone before its works are
 };
 
 class PointToPointWork final : public c10d::Work {

@@ -1,6 +1,7 @@
 #include "comm/executor.h"
 
 #include "base/cpu.h"
+
 namespace rcc {
 
 Executor::~Executor() {
