@@ -16,8 +16,9 @@ cxx=${CXX_FUZZ:-clang++}
 flags=(-std=c++20 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror -fsanitize=address,undefined
        -fno-sanitize-recover=all -I"$root/include" -I"$root/src" -I"$root")
 
-# target -> the rcc sources it needs (base status/log/settings are common to all).
-common=(src/base/status.cc src/base/log.cc src/base/settings.cc)
+# target -> the rcc sources it needs (base status/log/settings/cpu are common to all: cpu.cc names
+# the threads the store server starts).
+common=(src/base/status.cc src/base/log.cc src/base/settings.cc src/base/cpu.cc)
 sources_of() {
   case $1 in
     frame) echo src/bootstrap/frame.cc ;;
