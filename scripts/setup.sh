@@ -33,8 +33,14 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 echo "setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# INITRD=No: the kernel package's hook would spend 1-2 min building an initramfs nobody boots (the
+# VM harness boots its own, tests/vm/lib/initramfs.sh). --force-unsafe-io: dpkg skips an fsync per
+# unpacked file (a machine that crashes mid-setup is set up again from scratch anyway).
+install() {
+  INITRD=No apt-get install -y --no-install-recommends -q -o Dpkg::Options::=--force-unsafe-io "$@"
+}
 # An empty or stale package list cannot find anything: update first when needed.
-if ! apt-get install -y --no-install-recommends -q "${missing[@]}"; then
+if ! install "${missing[@]}"; then
   apt-get update -q
-  apt-get install -y --no-install-recommends -q "${missing[@]}"
+  install "${missing[@]}"
 fi
