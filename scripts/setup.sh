@@ -36,11 +36,11 @@ export DEBIAN_FRONTEND=noninteractive
 # INITRD=No: the kernel package's hook would spend 1-2 min building an initramfs nobody boots (the
 # VM harness boots its own, tests/vm/lib/initramfs.sh). --force-unsafe-io: dpkg skips an fsync per
 # unpacked file (a machine that crashes mid-setup is set up again from scratch anyway).
-install() {
+apt_install() {
   INITRD=No apt-get install -y --no-install-recommends -q -o Dpkg::Options::=--force-unsafe-io "$@"
 }
 # An empty or stale package list cannot find anything: update first when needed.
-if ! install "${missing[@]}"; then
+if ! apt_install "${missing[@]}"; then
   apt-get update -q
-  install "${missing[@]}"
+  apt_install "${missing[@]}"
 fi

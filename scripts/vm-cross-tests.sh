@@ -23,6 +23,10 @@ export RCC_SOCKET_IFNAME=$link RCC_TEST_QUICK=1
 status=0
 failures=()
 
+# RCC_PEER_TIMEOUT=30 (default 5): each guest has one emulated CPU, which its ranks share with
+# soft-RoCE's packet processing; once (2026-12-03) the other guest's rank went 5 s without a
+# heartbeat during the collectives suite's large allreduces, and its peers called it unreachable.
+# The kills and partitions, which test that report, set their own bounds.
 job() { # DESCRIPTION HOSTS DEVICE [--env VAR=VALUE ...] -- PROGRAM ARGS...
 	local what=$1 hosts=$2 device=$3 t0
 	shift 3
@@ -33,7 +37,8 @@ job() { # DESCRIPTION HOSTS DEVICE [--env VAR=VALUE ...] -- PROGRAM ARGS...
 	t0=$(date +%s)
 	if "$build/launcher/rccrun" -H "$hosts" --rsh "$rsh" --timeout 1500 --env RCC_TRANSPORT=verbs \
 		--env "RCC_IB_DEVICE=$device" --env "RCC_SOCKET_IFNAME=$link" --env RCC_TIMEOUT=120 \
-		--env RCC_BOOTSTRAP_TIMEOUT=120 --env RCC_TEST_QUICK=1 "${settings[@]}" "$@" --gtest_brief=1; then
+		--env RCC_BOOTSTRAP_TIMEOUT=120 --env RCC_PEER_TIMEOUT=30 --env RCC_TEST_QUICK=1 "${settings[@]}" "$@" \
+		--gtest_brief=1; then
 		echo "--- ok ($(($(date +%s) - t0)) s)"
 	else
 		echo "--- FAIL ($(($(date +%s) - t0)) s)"
@@ -53,8 +58,10 @@ for device in $devices; do
 	*) p2p_hosts="$me:2,$peer:2" levels=1 kills=${RCC_CROSS_KILLS:-$all_kills} ;;
 	esac
 	want p2p && job "p2p suite" "$p2p_hosts" "$device" --env "RCC_TEST_HOSTS=2" -- "$build/tests/p2p/p2p_test"
+	# Not the vector collectives and scans: they have no hierarchical algorithm, and their p2p-based
+	# ones run over verbs in the single guest (scripts/vm-tests.sh); 30 s of the suite's 220 here.
 	want collectives && [ $levels = 1 ] && job "collectives suite, levels (shared memory in each guest, verbs between)" \
-		"$me:2,$peer:1" "$device" -- "$build/tests/collectives/collectives_test"
+		"$me:2,$peer:1" "$device" -- "$build/tests/collectives/collectives_test" --gtest_filter='-Vector*.*:Scan.*'
 	want flat && job "collectives suite, flat over verbs (RCC_SHM=0)" "$me:1,$peer:2" "$device" \
 		--env RCC_SHM=0 -- "$build/tests/collectives/collectives_test"
 	if want kills; then
