@@ -81,8 +81,9 @@ if want asan; then
     # the 7- and 8-rank collectives, the 5-rank suite and the 4-rank one through the transport,
     # rcc's MPI programs at 6-8 ranks, the 3-rank memory cycles, the huge messages, the launchers,
     # the 100 kills, the suite across test hosts; one kill per fault case instead of five
-    # (faults.quick), the 4-rank collectives suite (the shared-memory one at 2 and 3 ranks, the
-    # transport's at 1-3), the 3-rank soak for 10 s instead of its 150 s cap, and not the layer and format checks (no library code runs).
+    # (faults.quick), the 4-rank collectives suite (the shared-memory one runs at 2 and 3 ranks,
+    # the transport's at 1-3), the 3-rank soak for 10 s instead of its 150 s cap, and not the layer
+    # and format checks (no library code runs).
     # RCC_TEST_QUICK as in the VM and TSan: the collectives' largest sizes and full type-by-op sweeps
     # run in the Release stage (every datatype and op goes through the kernels' own test here).
     # Keeps CI within its 60 minutes.

@@ -2,9 +2,10 @@
 # rcc under real Slurm daemons (slurmctld, slurmd, munged started here, stopped at the end also on
 # failure): srun -n 1..4 with --mpi=pmix (rank, size and rendezvous from PMIx), --mpi=pmi2 and
 # --mpi=none (Slurm's variables; the step's first task hosts the store on a derived port, no
-# shared directory) runs the launch probe (the p2p suite at 2 and 4 ranks, the collectives suite at 3); a rank that
-# never starts and a batch job that runs one task of four fail in bounded time naming the missing
-# ranks; then a two-node cluster (a slurmd per network-namespace host) runs srun -N 2 -n 4.
+# shared directory) runs the launch probe (the p2p suite at 2 and 4 ranks, the collectives suite
+# at 3); a rank that never starts and a batch job that runs one task of four fail in bounded time
+# naming the missing ranks; then a two-node cluster (a slurmd per network-namespace host) runs
+# srun -N 2 -n 4.
 #   slurm_test.sh BUILD_DIR SCRIPTS_DIR
 set -u
 build=$1
