@@ -80,7 +80,7 @@ if want asan; then
     # Every host test of the library's code at 1-5 ranks, except (the Release stage runs them all):
     # the 7- and 8-rank collectives, the 5-rank suite and the 4-rank one through the transport,
     # rcc's MPI programs at 6-8 ranks, the 3-rank memory cycles, the huge messages, the launchers,
-    # the 100 kills, the suite across test hosts; one kill per fault case instead of five
+    # the 100 kills, the suite across test hosts; one kill per fault case instead of two
     # (faults.quick), the 4-rank collectives suite (the shared-memory one runs at 2 and 3 ranks,
     # the transport's at 1-3), the 3-rank soak for 10 s instead of its 150 s cap, and not the layer
     # and format checks (no library code runs).

@@ -59,7 +59,7 @@ for device in $devices; do
 	esac
 	want p2p && job "p2p suite" "$p2p_hosts" "$device" --env "RCC_TEST_HOSTS=2" -- "$build/tests/p2p/p2p_test"
 	# Not the vector collectives and scans: they have no hierarchical algorithm, and their p2p-based
-	# ones run over verbs in the single guest (scripts/vm-tests.sh); 30 s of the suite's 220 here.
+	# ones run over verbs in the single guest (scripts/vm-tests.sh); 207 -> 184 s here.
 	want collectives && [ $levels = 1 ] && job "collectives suite, levels (shared memory in each guest, verbs between)" \
 		"$me:2,$peer:1" "$device" -- "$build/tests/collectives/collectives_test" --gtest_filter='-Vector*.*:Scan.*'
 	want flat && job "collectives suite, flat over verbs (RCC_SHM=0)" "$me:1,$peer:2" "$device" \
