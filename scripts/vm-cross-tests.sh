@@ -6,7 +6,7 @@
 # collectives suite (with levels on uneven hosts: shared memory within a guest, verbs between),
 # kills of a rank mid-call, and the other guest frozen or cut off.
 #   scripts/vm-cross-tests.sh BUILD_DIR [DEVICES [PARTS]]
-# DEVICES default "rxe0"; PARTS (comma-separated) default p2p,collectives,kills,partition (also:
+# DEVICES (space-separated, Soft-RoCE before soft-iWARP) default "rxe0"; PARTS (comma-separated) default p2p,collectives,kills,partition (also:
 # flat, the collectives suite over verbs only at 1+2);
 # RCC_CROSS_KILLS (colon-separated fault cases) overrides the kills.
 set -uo pipefail
@@ -52,7 +52,15 @@ job() { # DESCRIPTION HOSTS DEVICE [--env VAR=VALUE ...] -- PROGRAM ARGS...
 # algorithm, so the flat ones run across the guests too), soft-iWARP the p2p suite at 1+1 (its
 # collectives run in the single guest); both the kills and the partition cases.
 all_kills=p2p:allreduce_tree:allreduce_ring:broadcast_tree:barrier:alltoall:inflight:split
+# drop_soft_roce: deletes the Soft-RoCE devices of both guests before the iWARP runs when one boot
+# carries both kinds on the link NIC (two-guests.sh --rxe --siw, which saves a boot pair in CI):
+# rdma_cm binds a connection to the first device holding the address, which would be rxe0.
+drop_soft_roce() {
+	local drop='for d in /sys/class/infiniband/rxe*; do [ -e "$d" ] && rdma link delete "${d##*/}"; done; true'
+	bash -c "$drop" && $rsh "$peer" "$drop" || { echo "vm-cross-tests: could not delete the Soft-RoCE devices"; return 1; }
+}
 for device in $devices; do
+	case $device in siw*) drop_soft_roce || { status=1; failures+=("$device: Soft-RoCE device not deleted"); break; } ;; esac
 	case $device in
 	siw*) p2p_hosts="$me:1,$peer:1" levels=0 kills=${RCC_CROSS_KILLS:-p2p:allreduce_tree:inflight} ;;
 	*) p2p_hosts="$me:2,$peer:2" levels=1 kills=${RCC_CROSS_KILLS:-$all_kills} ;;
