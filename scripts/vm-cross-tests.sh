@@ -6,8 +6,8 @@
 # collectives suite (with levels on uneven hosts: shared memory within a guest, verbs between),
 # kills of a rank mid-call, and the other guest frozen or cut off.
 #   scripts/vm-cross-tests.sh BUILD_DIR [DEVICES [PARTS]]
-# DEVICES (space-separated, Soft-RoCE before soft-iWARP) default "rxe0"; PARTS (comma-separated) default p2p,collectives,kills,partition (also:
-# flat, the collectives suite over verbs only at 1+2);
+# DEVICES (space-separated, Soft-RoCE before soft-iWARP) default "rxe0"; PARTS (comma-separated)
+# default p2p,collectives,kills,partition (also: flat, the collectives suite over verbs only at 1+2);
 # RCC_CROSS_KILLS (colon-separated fault cases) overrides the kills.
 set -uo pipefail
 build=${1:?usage: vm-cross-tests.sh BUILD_DIR [DEVICES]}
@@ -60,9 +60,10 @@ drop_soft_roce() {
 	bash -c "$drop" && $rsh "$peer" "$drop" || { echo "vm-cross-tests: could not delete the Soft-RoCE devices"; return 1; }
 }
 for device in $devices; do
-	case $device in siw*) drop_soft_roce || { status=1; failures+=("$device: Soft-RoCE device not deleted"); break; } ;; esac
 	case $device in
-	siw*) p2p_hosts="$me:1,$peer:1" levels=0 kills=${RCC_CROSS_KILLS:-p2p:allreduce_tree:inflight} ;;
+	siw*)
+		drop_soft_roce || { status=1; failures+=("$device: Soft-RoCE device not deleted"); break; }
+		p2p_hosts="$me:1,$peer:1" levels=0 kills=${RCC_CROSS_KILLS:-p2p:allreduce_tree:inflight} ;;
 	*) p2p_hosts="$me:2,$peer:2" levels=1 kills=${RCC_CROSS_KILLS:-$all_kills} ;;
 	esac
 	want p2p && job "p2p suite" "$p2p_hosts" "$device" --env "RCC_TEST_HOSTS=2" -- "$build/tests/p2p/p2p_test"
