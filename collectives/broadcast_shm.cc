@@ -6,10 +6,11 @@
 // Cost: 1 step up to 16 KiB (64 KiB when ranks outnumber cores), 2 up to 2S (chunks of n/2), then
 // one per S; the root and each receiver copy n bytes once, and the copies overlap but for one
 // chunk. From RCC_SHM_STREAM_BYTES (64 KiB) the root copies with streaming stores. From
-// RCC_SHM_CMA_BYTES (64 KiB) to 2 MiB, with a core per rank and where every rank may read the
-// others' memory, the others instead read the root's buffer itself (process_vm_readv): 2 steps, n
-// bytes copied once per receiver, and the root waits until all have. Measurements behind each
-// rule: docs/shared-memory.md.
+// RCC_SHM_CMA_BYTES (64 KiB), with a core per rank and where every rank may reach the others'
+// memory, the data instead moves straight between the buffers, the root writing a share into each
+// other rank's and each of them reading the rest (process_vm_writev, process_vm_readv): 2 steps,
+// (P - 1) n / P bytes copied by each rank, all at once. Measurements behind each rule:
+// docs/shared-memory.md.
 #include <algorithm>
 #include <cstring>
 
@@ -35,31 +36,40 @@ size_t chunk_bytes(size_t bytes, size_t slot_bytes, bool oversubscribed) {
   return std::min(slot_bytes, std::max(min_chunk, half));
 }
 
-// The root publishes where its buffer is; each other rank copies it out with one cross-memory
-// read; the root returns (and may change the buffer) only once every rank has.
+// Every rank publishes where its buffer is; then the root writes the first n/P bytes into every
+// other rank's buffer while each of them reads the rest out of the root's, so P cores copy
+// (P - 1) n / P bytes each at once instead of P - 1 cores copying n (or the root and then the
+// others copying n through the slots); the root returns (and may change its buffer) and the others
+// use theirs only once every rank has finished.
 Status broadcast_across(shm::Segment& segment, const Args& args, size_t bytes) {
   auto* buf = static_cast<uint8_t*>(args.recvbuf);
-  uint8_t* shared = segment.slot(args.root, segment.next_step());
+  RCC_RETURN_IF_ERROR(segment.begin("broadcast"));
+  const uint64_t step = segment.next_step();
+  std::memcpy(segment.slot(segment.rank(), step), &buf, sizeof buf);
+  RCC_RETURN_IF_ERROR(segment.step("broadcast"));
+  auto buffer_of = [&](int rank) {
+    uint8_t* address = nullptr;
+    std::memcpy(&address, segment.slot(rank, step), sizeof address);
+    return address;
+  };
+  // A multiple of 64 bytes: in an aligned buffer the two copies into a receiver's never share a line.
+  const size_t head = bytes / static_cast<size_t>(segment.size()) / 64 * 64;
   if (segment.rank() == args.root) {
-    RCC_RETURN_IF_ERROR(segment.begin("broadcast"));
-    std::memcpy(shared, &buf, sizeof buf);
-    segment.publish();
-    return segment.wait_others_then_publish("broadcast");
+    for (int rank = 0; rank < segment.size() && head > 0; ++rank) {
+      if (rank != args.root) RCC_RETURN_IF_ERROR(segment.write_to(rank, buf, buffer_of(rank), head, "broadcast"));
+    }
+  } else {
+    RCC_RETURN_IF_ERROR(
+        segment.read_from(args.root, buffer_of(args.root) + head, buf + head, bytes - head, "broadcast"));
   }
-  RCC_RETURN_IF_ERROR(segment.wait_for(args.root, "broadcast"));
-  const uint8_t* source = nullptr;
-  std::memcpy(&source, shared, sizeof source);
-  RCC_RETURN_IF_ERROR(segment.read_from(args.root, source, buf, bytes, "broadcast"));
-  segment.publish();
-  segment.publish();  // the step the root waits for: this rank is done with its buffer
-  return RCC_SUCCESS;
+  return segment.step("broadcast");
 }
 
 Status broadcast_shm(Context& ctx, const Args& args) {
   shm::Segment& segment = ctx.shm();
   const size_t bytes = args.count * rcc_datatype_size(args.datatype);
   auto* buf = static_cast<uint8_t*>(args.recvbuf);
-  if (segment.broadcast_reads_across(bytes)) return broadcast_across(segment, args, bytes);
+  if (segment.broadcast_copies_across(bytes)) return broadcast_across(segment, args, bytes);
   const bool root = segment.rank() == args.root;
   // Up to kCellBytes with cells (ranks share cores), one step through the root's ring: a root
   // broadcasting in a loop runs up to kCells - 1 calls ahead instead of one, which spares a context

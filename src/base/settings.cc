@@ -113,10 +113,11 @@ const std::vector<Setting>& table() {
                   "stores, which bypass the root's cache: the other ranks then read memory instead of the root's "
                   "cache; only the root's value counts; 0: never."),
       integer_row("RCC_SHM_CMA_BYTES", "65536", 0, int64_t{1} << 48,
-                  "Broadcasts from this many bytes up to 2 MiB, when every rank has a core of its own, are read by "
-                  "every rank straight out of the root's buffer with process_vm_readv (one copy instead of two; the "
-                  "root returns once all have read); needs ptrace permission between the ranks (checked at set-up, "
-                  "else off); the largest value among the ranks counts, and 0 on any rank turns it off."),
+                  "Broadcasts from this many bytes, when every rank has a core of its own, move straight between "
+                  "the ranks' buffers: the root writes a share into every other rank's (process_vm_writev) while "
+                  "each of them reads the rest out of the root's (process_vm_readv), one copy instead of two, made "
+                  "by all ranks at once; needs ptrace permission between the ranks (checked at set-up, else off); "
+                  "the largest value among the ranks counts, and 0 on any rank turns it off."),
       // Bootstrap
       integer_row("RCC_BOOTSTRAP_TIMEOUT", "60", 1, 86400,
                   "Seconds to wait for all ranks at the rendezvous before failing with RCC_ERR_TIMEOUT."),

@@ -62,19 +62,16 @@ class Segment {
   // Whether a broadcast of `bytes` fills the slots with copy_streaming (RCC_SHM_STREAM_BYTES; only
   // the root's value counts, and it changes only how the root copies).
   bool streams_broadcast(size_t bytes) const { return stream_bytes_ > 0 && bytes >= stream_bytes_; }
-  // Whether a broadcast of `bytes` is read straight out of the root's buffer (cross_memory.h): from
-  // RCC_SHM_CMA_BYTES (agreed by all ranks at set-up, 0 unless every rank can read every other) up
-  // to kCrossMemoryMaxBytes, and only with a core per rank. The same answer on every rank.
-  bool broadcast_reads_across(size_t bytes) const {
-    return cma_bytes_ > 0 && bytes >= cma_bytes_ && bytes <= kCrossMemoryMaxBytes && !wait_.crowded;
-  }
-  // Above it the slots' overlapped copies measured faster than one read across (the kernel pins
-  // every page of the root's buffer for it); so did every size when ranks outnumber cores (the
-  // root then waits for readers that wait for a core). docs/shared-memory.md.
-  static constexpr size_t kCrossMemoryMaxBytes = size_t{2} << 20;
-  // Copies `bytes` at `remote` in `owner`'s memory to `local`. A failure (the owner died, or its
+  // Whether a broadcast of `bytes` moves straight between the ranks' buffers (cross_memory.h): from
+  // RCC_SHM_CMA_BYTES (agreed by all ranks at set-up, 0 unless every rank can reach every other's
+  // memory), and only with a core per rank: when ranks outnumber cores the root would wait for
+  // copies that wait for a core, where through the slots it runs a call ahead (docs/shared-memory.md).
+  // The same answer on every rank.
+  bool broadcast_copies_across(size_t bytes) const { return cma_bytes_ > 0 && bytes >= cma_bytes_ && !wait_.crowded; }
+  // Copy `bytes` between `local` and `remote` in `owner`'s memory. A failure (the owner died, or its
   // address is bad) fails this and every later shared-memory collective, like a failed step.
   Status read_from(int owner, const void* remote, void* local, size_t bytes, const char* what);
+  Status write_to(int owner, const void* local, void* remote, size_t bytes, const char* what);
   // The step this rank arrives at next; write into slot(rank(), next_step()) before arriving, and
   // only after begin() (which makes sure no rank still reads what that slot held two steps ago).
   uint64_t next_step() const { return step_ + 1; }
@@ -128,6 +125,7 @@ class Segment {
   void sleep_until(uint64_t step, int first, int last, int except, std::chrono::milliseconds most);
   void wake_sleepers();
   std::string missing_ranks(uint64_t step, int first, int last, int except) const;
+  Status cross_copy_failed(int error, const char* verb, int owner, const void* remote, size_t bytes, const char* what);
   // Records that this rank's collective failed (first failure wins) and wakes every sleeper.
   Status give_up(Status status);
   Status failed_elsewhere(const char* what) const;

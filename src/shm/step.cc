@@ -117,11 +117,20 @@ Status Segment::check_usable(const char* what) {
 
 Status Segment::read_from(int owner, const void* remote, void* local, size_t bytes, const char* what) {
   const int error = read_across(pids_[static_cast<size_t>(owner)], remote, local, bytes);
-  if (error == 0) return RCC_SUCCESS;
+  return error == 0 ? RCC_SUCCESS : cross_copy_failed(error, "read", owner, remote, bytes, what);
+}
+
+Status Segment::write_to(int owner, const void* local, void* remote, size_t bytes, const char* what) {
+  const int error = write_across(pids_[static_cast<size_t>(owner)], local, remote, bytes);
+  return error == 0 ? RCC_SUCCESS : cross_copy_failed(error, "write", owner, remote, bytes, what);
+}
+
+Status Segment::cross_copy_failed(int error, const char* verb, int owner, const void* remote, size_t bytes,
+                                  const char* what) {
   return give_up(
       fail(error == ESRCH ? RCC_ERR_PEER_FAILED : RCC_ERR_INTERNAL,
-           "%s: rank %d could not read %zu bytes of rank %d (pid %d) at %p: %s%s", what, rank_, bytes, owner,
-           static_cast<int>(pids_[static_cast<size_t>(owner)]), remote, std::strerror(error),
+           "%s: rank %d could not %s the memory of rank %d (pid %d), %zu bytes at %p: %s%s", what, rank_, verb, owner,
+           static_cast<int>(pids_[static_cast<size_t>(owner)]), bytes, remote, std::strerror(error),
            error == ESRCH ? " (it exited)" : " (set RCC_SHM_CMA_BYTES=0 to copy through the slots instead)"));
 }
 

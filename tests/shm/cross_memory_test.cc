@@ -1,5 +1,6 @@
-// read_across against a real second process (fork): it reads the child's bytes, not this process's
-// copy-on-write ones, across many pages and from odd addresses, and reports errors as errnos.
+// read_across and write_across against a real second process (fork): they reach the child's bytes,
+// not this process's copy-on-write ones, across many pages and at odd addresses, and report errors
+// as errnos.
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
@@ -101,6 +102,58 @@ TEST(ReadAcross, ErrorsAreErrnos) {
   child.finish();
   EXPECT_EQ(rcc::shm::read_across(gone, buffer.data(), &byte, 1), ESRCH);
   munmap(page, 4096);
+}
+
+// What the parent writes into the child, different from child_byte everywhere.
+uint8_t parent_byte(size_t i) { return static_cast<uint8_t>(child_byte(i) + 1 + i % 7); }
+
+TEST(WriteAcross, WritesIntoTheOtherProcess) {
+  std::vector<uint8_t> buffer(kBytes, 0x11);
+  Child child(buffer);
+  ASSERT_GT(child.pid(), 0);
+  std::vector<uint8_t> mine(kBytes);
+  for (size_t i = 0; i < kBytes; ++i) mine[i] = parent_byte(i);
+  const int error = rcc::shm::write_across(child.pid(), mine.data(), buffer.data(), kBytes);
+  if (error == EPERM || error == ENOSYS)
+    GTEST_SKIP() << "process_vm_writev is not allowed here: " << std::strerror(error);
+  ASSERT_EQ(error, 0) << std::strerror(error);
+  // This process's copy of the buffer is untouched; the child's holds what was written.
+  for (size_t i = 0; i < kBytes; ++i) ASSERT_EQ(buffer[i], 0x11) << "byte " << i;
+  std::vector<uint8_t> back(kBytes, 0);
+  ASSERT_EQ(rcc::shm::read_across(child.pid(), buffer.data(), back.data(), kBytes), 0);
+  for (size_t i = 0; i < kBytes; ++i) ASSERT_EQ(back[i], parent_byte(i)) << "byte " << i;
+  // A few bytes and a page and a bit, from odd addresses to odd addresses: nothing around them moves.
+  for (size_t offset : {1, 4095, 12345}) {
+    for (size_t length : {1, 7, 4097}) {
+      const std::vector<uint8_t> part(length, static_cast<uint8_t>(offset + length));
+      ASSERT_EQ(rcc::shm::write_across(child.pid(), part.data(), buffer.data() + offset, length), 0);
+      std::vector<uint8_t> seen(length + 2, 0);
+      ASSERT_EQ(rcc::shm::read_across(child.pid(), buffer.data() + offset - 1, seen.data(), length + 2), 0);
+      EXPECT_EQ(seen[0], parent_byte(offset - 1)) << offset << "+" << length;
+      EXPECT_EQ(seen[length + 1], parent_byte(offset + length)) << offset << "+" << length;
+      for (size_t i = 0; i < length; ++i) ASSERT_EQ(seen[1 + i], part[i]) << offset << "+" << i;
+      // Put the parent's bytes back for the next case's neighbours.
+      ASSERT_EQ(rcc::shm::write_across(child.pid(), mine.data() + offset, buffer.data() + offset, length), 0);
+    }
+  }
+  EXPECT_EQ(rcc::shm::write_across(child.pid(), mine.data(), buffer.data(), 0), 0);
+}
+
+TEST(WriteAcross, ErrorsAreErrnos) {
+  std::vector<uint8_t> buffer(4096, 0x11);
+  Child child(buffer);
+  ASSERT_GT(child.pid(), 0);
+  const uint8_t byte = 7;
+  const int error = rcc::shm::write_across(child.pid(), &byte, buffer.data(), 1);
+  if (error == EPERM || error == ENOSYS)
+    GTEST_SKIP() << "process_vm_writev is not allowed here: " << std::strerror(error);
+  ASSERT_EQ(error, 0);
+  EXPECT_EQ(rcc::shm::write_across(child.pid(), &byte, nullptr, 1), EFAULT);
+  // Read-only memory in the child (the code of this program) is not written.
+  EXPECT_EQ(rcc::shm::write_across(child.pid(), &byte, reinterpret_cast<void*>(&child_byte), 1), EFAULT);
+  const pid_t gone = child.pid();
+  child.finish();
+  EXPECT_EQ(rcc::shm::write_across(gone, &byte, buffer.data(), 1), ESRCH);
 }
 
 }  // namespace
