@@ -21,9 +21,6 @@
 namespace rcc::collectives {
 namespace {
 
-// From this size the other ranks copy out with streaming stores too (tried: docs/shared-memory.md).
-constexpr size_t kStreamOutBytes = size_t{4} << 20;
-
 // Two chunks per call (but >= 16 KiB, <= one slot): the others' copy of the first half overlaps
 // the root's copy of the second; more, smaller chunks overlap more but cost a step each. When
 // ranks outnumber cores a step is a context switch: chunks of at least 64 KiB then.
@@ -76,7 +73,7 @@ Status broadcast_shm(Context& ctx, const Args& args) {
   // switch per call. With a core per rank the slots measured faster.
   const bool in_cell = segment.has_cells() && bytes <= shm::Segment::kCellBytes;
   const bool streaming = !in_cell && segment.streams_broadcast(bytes);
-  const bool stream_out = bytes >= kStreamOutBytes;
+  const bool stream_out = segment.streams_output(bytes);
   const size_t chunk = chunk_bytes(bytes, segment.slot_bytes(), segment.oversubscribed());
   for (size_t base = 0; base < bytes; base += chunk) {
     const size_t length = std::min(chunk, bytes - base);

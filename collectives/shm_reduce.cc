@@ -27,9 +27,6 @@ size_t portion_begin(size_t count, int p, int parts, size_t element) {
   return std::min(count, lines * static_cast<size_t>(p) / static_cast<size_t>(parts) * per_line);
 }
 
-// From this many bytes an out-of-place one-step reduction streams its result out.
-constexpr size_t kStreamOutputBytes = size_t{4} << 20;
-
 // A reduction through the slots, a chunk of one slot at a time.
 struct ChunkedReduce : ShmCall {
   ChunkedReduce(Context& ctx, const Args& args, bool everyone_receives)
@@ -74,7 +71,7 @@ Status shm_reduce_one_step(Context& ctx, const Args& args, bool everyone_receive
   uint8_t* recv = call.recv;
   const uint8_t** inputs = shm_input_list(n).data();
   // Out of place and larger than the caches: the result goes out with streaming stores.
-  const bool stream_output = receives && args.sendbuf != args.recvbuf && args.count * element >= kStreamOutputBytes;
+  const bool stream_output = receives && args.sendbuf != args.recvbuf && segment.streams_output(args.count * element);
   uint8_t* staging = nullptr;
   if (stream_output) RCC_RETURN_IF_ERROR(scratch(2, chunk * element, &staging));
   for (size_t base = 0; base < args.count; base += chunk) {

@@ -112,6 +112,11 @@ const std::vector<Setting>& table() {
                   "Broadcasts of at least this many bytes go into the shared slots with streaming (non-temporal) "
                   "stores, which bypass the root's cache: the other ranks then read memory instead of the root's "
                   "cache; only the root's value counts; 0: never."),
+      auto_row("RCC_SHM_STREAM_OUTPUT_BYTES", 0, int64_t{1} << 48, "a byte count",
+               "Results of at least this many bytes copied out of the shared slots into a rank's own buffer (an "
+               "out-of-place allreduce or reduce of 2 ranks or small messages; a broadcast's receivers when ranks "
+               "outnumber cores) go with streaming stores; auto: a quarter of the last-level cache, at least 4 MiB "
+               "(where glibc's memcpy switches to them); 0: never. Each rank's own value counts."),
       integer_row("RCC_SHM_CMA_BYTES", "65536", 0, int64_t{1} << 48,
                   "Broadcasts from this many bytes, when every rank has a core of its own, move straight between "
                   "the ranks' buffers: the root writes a share into every other rank's (process_vm_writev) while "

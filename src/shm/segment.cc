@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include "base/log.h"
@@ -20,6 +21,7 @@
 #include "shm/cross_memory.h"
 #include "shm/layout.h"
 #include "shm/mapping.h"
+#include "shm/stream_copy.h"
 
 namespace rcc::shm {
 namespace {
@@ -86,6 +88,7 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
   const double timeout_s = setup.timeout_s;
   std::string mode;
   int64_t slot_setting = 0, stream_bytes = 0, cma_setting = 0;
+  std::optional<int64_t> stream_output_setting;
   const Status settings_status = settings::choice("RCC_SHM", &mode);
   const bool valid = settings_status == RCC_SUCCESS;
   const std::string invalid_message = valid ? std::string() : last_error();
@@ -93,6 +96,7 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
     RCC_RETURN_IF_ERROR(settings::integer("RCC_SHM_SLOT_BYTES", &slot_setting));
     RCC_RETURN_IF_ERROR(settings::integer("RCC_SHM_STREAM_BYTES", &stream_bytes));
     RCC_RETURN_IF_ERROR(settings::integer("RCC_SHM_CMA_BYTES", &cma_setting));
+    RCC_RETURN_IF_ERROR(settings::auto_or_integer("RCC_SHM_STREAM_OUTPUT_BYTES", &stream_output_setting));
   }
   const bool required = mode == "1";
 
@@ -228,6 +232,8 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
   segment->size_ = size;
   segment->slot_bytes_ = slot_bytes;
   segment->stream_bytes_ = static_cast<size_t>(stream_bytes);
+  segment->stream_output_bytes_ =
+      stream_output_setting ? static_cast<size_t>(*stream_output_setting) : default_stream_output_bytes();
   segment->wait_ = setup.wait;
   segment->cma_bytes_ = cma_refused ? 0 : agreed_cma_bytes;
   for (const RankProcess& process : processes) segment->pids_.push_back(process.pid);

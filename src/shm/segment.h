@@ -62,6 +62,9 @@ class Segment {
   // Whether a broadcast of `bytes` fills the slots with copy_streaming (RCC_SHM_STREAM_BYTES; only
   // the root's value counts, and it changes only how the root copies).
   bool streams_broadcast(size_t bytes) const { return stream_bytes_ > 0 && bytes >= stream_bytes_; }
+  // Whether a result of `bytes` copied out of the slots into this rank's buffer goes with
+  // copy_streaming (RCC_SHM_STREAM_OUTPUT_BYTES; this rank's own value).
+  bool streams_output(size_t bytes) const { return stream_output_bytes_ > 0 && bytes >= stream_output_bytes_; }
   // Whether a broadcast of `bytes` moves straight between the ranks' buffers (cross_memory.h): from
   // RCC_SHM_CMA_BYTES (agreed by all ranks at set-up, 0 unless every rank can reach every other's
   // memory), and only with a core per rank: when ranks outnumber cores the root would wait for
@@ -133,9 +136,10 @@ class Segment {
   int rank_ = 0;
   int size_ = 0;
   size_t slot_bytes_ = 0;
-  size_t stream_bytes_ = 0;  // 0: never stream
-  size_t cma_bytes_ = 0;     // 0: never read across processes
-  std::vector<pid_t> pids_;  // by rank
+  size_t stream_bytes_ = 0;         // 0: never stream
+  size_t stream_output_bytes_ = 0;  // 0: never stream
+  size_t cma_bytes_ = 0;            // 0: never read across processes
+  std::vector<pid_t> pids_;         // by rank
   uint64_t step_ = 0;
   uint64_t all_reached_ = 0;  // every rank is known to have arrived at this step
   WaitPolicy wait_;           // crowded: more ranks than cores

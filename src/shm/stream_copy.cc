@@ -1,5 +1,7 @@
 #include "shm/stream_copy.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -41,6 +43,12 @@ void copy_streaming(void* dst, const void* src, size_t bytes) {
   std::memcpy(dst, src, bytes);
   std::atomic_thread_fence(std::memory_order_release);
 #endif
+}
+
+size_t default_stream_output_bytes() {
+  constexpr size_t kLeast = size_t{4} << 20;
+  const long cache = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return cache > 0 ? std::max(kLeast, static_cast<size_t>(cache) / 4) : kLeast;
 }
 
 }  // namespace rcc::shm

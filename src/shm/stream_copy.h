@@ -12,4 +12,11 @@ namespace rcc::shm {
 // that tells the readers it is there).
 void copy_streaming(void* dst, const void* src, size_t bytes);
 
+// RCC_SHM_STREAM_OUTPUT_BYTES=auto: from how many bytes a copy out of the slots into a caller's
+// buffer (a result nobody reads next) uses copy_streaming. A quarter of the last-level cache, at
+// least 4 MiB: glibc's memcpy switches to streaming stores at the same point on x86. Below it the
+// buffer fits the cache, where ordinary stores are faster; above it they would first read every
+// destination line from memory.
+size_t default_stream_output_bytes();
+
 }  // namespace rcc::shm
