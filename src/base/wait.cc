@@ -47,8 +47,12 @@ thread_local Clock::time_point t_last_move{};
 constexpr int kColocatedWaitsBeforeMove = 1;
 constexpr auto kMinTimeBetweenMoves = std::chrono::microseconds(500);
 
+// When this thread last looked at how its host's crowded ranks are spread over the CPUs.
+thread_local Clock::time_point t_last_spread_check{};
+
 void Backoff::note_colocation(bool colocated) {
   colocated_ = colocated;
+  if (policy_.crowded) spread_crowded_ranks();
 
   if (!colocated) {
     t_colocated_waits = 0;
@@ -97,17 +101,39 @@ Backoff::Next Backoff::idle(bool peer_shares_cpu) {
   return Next::kYield;
 }
 
-bool move_off_cpu(int cpu, const CpuNeighbours* neighbours) {
+void Backoff::spread_crowded_ranks() {
+  if (policy_.neighbours == nullptr || cpu_ < 0 || start_ - t_last_spread_check < kMinTimeBetweenMoves) return;
+  t_last_spread_check = start_;
+  const int here = policy_.neighbours->ranks_on(cpu_);
+  if (here < 2) return;
   const CpuSet allowed = CpuSet::of_this_thread();
+  int fewest = 0;
+  if (least_crowded_cpu(cpu_, policy_.neighbours, allowed, &fewest) < 0 || here < fewest + 2) return;
+  t_last_move = start_;
+  if (move_off_cpu(cpu_, policy_.neighbours)) {
+    cpu_ = current_cpu();
+    policy_.neighbours->note(policy_.rank, cpu_);
+  }
+}
+
+int least_crowded_cpu(int cpu, const CpuNeighbours* neighbours, const CpuSet& allowed, int* ranks) {
   int best = -1, best_ranks = 0;
   for (int other = 0; other < CPU_SETSIZE; ++other) {
     if (other == cpu || !allowed.has(other)) continue;
-    const int ranks = neighbours != nullptr ? neighbours->ranks_on(other) : 0;
-    if (best < 0 || ranks < best_ranks) {
+    const int on_other = neighbours != nullptr ? neighbours->ranks_on(other) : 0;
+    if (best < 0 || on_other < best_ranks) {
       best = other;
-      best_ranks = ranks;
+      best_ranks = on_other;
     }
   }
+  *ranks = best_ranks;
+  return best;
+}
+
+bool move_off_cpu(int cpu, const CpuNeighbours* neighbours) {
+  const CpuSet allowed = CpuSet::of_this_thread();
+  int fewest = 0;
+  const int best = least_crowded_cpu(cpu, neighbours, allowed, &fewest);
   if (best < 0) return false;
   cpu_set_t target;
   CPU_ZERO(&target);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "base/cpu.h"
 #include "base/status.h"
 
 namespace rcc {
@@ -76,6 +77,10 @@ class Backoff {
 
  private:
   void note_colocation(bool colocated);
+  // Crowded ranks share CPUs, but the scheduler may leave them unevenly, for a while (3 + 1 on 2
+  // CPUs, docs/waiting.md): a rank on a CPU with at least two more of its host's ranks than another
+  // CPU of its mask moves there (at most once per kMinTimeBetweenMoves per thread).
+  void spread_crowded_ranks();
 
   WaitPolicy policy_;
   int64_t polls_ = 0;
@@ -94,6 +99,9 @@ class Backoff {
 // reason to move it, so the rank stays apart from the one it waits for without being bound. False
 // when the mask has no other CPU.
 bool move_off_cpu(int cpu, const CpuNeighbours* neighbours);
+// The CPU of `allowed`, other than `cpu`, where the fewest of the neighbours were last seen (their
+// number in *ranks); -1 when `allowed` has no other CPU.
+int least_crowded_cpu(int cpu, const CpuNeighbours* neighbours, const CpuSet& allowed, int* ranks);
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -1,6 +1,6 @@
 // The wait policy's decisions (base/wait.h): when a waiter spins, yields and sleeps, that a peer
-// on the same CPU makes it yield at once, and that a waiter moves off a shared CPU and keeps its
-// own affinity mask.
+// on the same CPU makes it yield at once, that a waiter moves off a shared CPU and keeps its own
+// affinity mask, and that crowded ranks spread evenly over their CPUs.
 #include <gtest/gtest.h>
 #include <sched.h>
 
@@ -160,6 +160,45 @@ TEST(WaitPolicy, OnlyTheHigherRankOfAColocatedPairMoves) {
     }
     sched_setaffinity(0, sizeof(cpu_set_t), &original.native());
   }
+}
+
+// Where a crowded waiter is after starting a wait on its CPU with `here_too` other ranks noted
+// there and `elsewhere` on another CPU of its mask: true when it moved (the board says so: a
+// waiter notes its CPU when it starts and again after moving, whatever the scheduler does).
+bool crowded_waiter_moves(int here_too, int elsewhere) {
+  Board board;
+  WaitPolicy policy;
+  policy.crowded = true;
+  policy.neighbours = &board;
+  policy.rank = 10;
+  Backoff backoff(policy);
+  backoff.shares_cpu_with(0);  // notes this rank's CPU, as a wait does first
+  const int here = board.cpu_of(10);
+  int other = -1;
+  const rcc::CpuSet mask = rcc::CpuSet::of_this_thread();
+  for (int cpu = 0; cpu < CPU_SETSIZE && other < 0; ++cpu) other = cpu != here && mask.has(cpu) ? cpu : -1;
+  for (int r = 0; r < here_too; ++r) board.note(r, here);
+  for (int r = 0; r < elsewhere; ++r) board.note(here_too + r, other);
+  backoff.idle();
+  return board.cpu_of(10) != here;
+}
+
+TEST(WaitPolicy, CrowdedRanksSpreadOverTheirCpus) {
+  const rcc::CpuSet original = rcc::CpuSet::of_this_thread();
+  if (original.count() < 2) GTEST_SKIP() << "needs two CPUs";
+  // Each case in a thread of its own: the moves are rate-limited per thread.
+  auto moves = [](int here_too, int elsewhere) {
+    bool moved = false;
+    std::thread([&] { moved = crowded_waiter_moves(here_too, elsewhere); }).join();
+    return moved;
+  };
+  EXPECT_TRUE(moves(2, 0)) << "3 ranks on one CPU, none on the other";
+  EXPECT_TRUE(moves(2, 1)) << "3 + 1";
+  EXPECT_TRUE(moves(4, 2)) << "5 + 2";
+  EXPECT_FALSE(moves(1, 1)) << "2 + 1: moving would make it 1 + 2";
+  EXPECT_FALSE(moves(1, 2)) << "2 + 2";
+  EXPECT_FALSE(moves(0, 3)) << "alone here";
+  EXPECT_TRUE(rcc::CpuSet::of_this_thread() == original);
 }
 
 }  // namespace
