@@ -46,12 +46,10 @@ size_t configured_slot_bytes(int ranks, int64_t setting) {
 // A rank's process as the others see it: its pid, and the address and value of its probe word.
 struct RankProcess {
   pid_t pid = 0;
-  const void* probe = nullptr;
+  void* probe = nullptr;  // in that process: read, and written back, across
   uint64_t probe_value = 0;
 };
 
-// This rank's RCC_SHM_CMA_BYTES if it can read every other rank's probe word (the right value),
-// else 0 (the INFO log says why).
 // Whether the mapping opened is this communicator's segment (else it is unmapped, and the reason
 // is this thread's last error).
 bool is_segment_of(void*& mapping, uint64_t nonce, int ranks, size_t bytes, const std::string& name) {
@@ -63,6 +61,8 @@ bool is_segment_of(void*& mapping, uint64_t nonce, int ranks, size_t bytes, cons
   return false;
 }
 
+// This rank's RCC_SHM_CMA_BYTES if it can read every other rank's probe word (the right value) and
+// write it back, else 0 (the INFO log says why).
 size_t cross_memory_bytes(const std::vector<RankProcess>& processes, int rank, int64_t wanted) {
   if (wanted <= 0) return 0;
   for (size_t r = 0; r < processes.size(); ++r) {
@@ -70,9 +70,11 @@ size_t cross_memory_bytes(const std::vector<RankProcess>& processes, int rank, i
     const RankProcess& other = processes[r];
     uint64_t value = 0;
     // Its pid as this rank's own: another PID namespace, where this rank's pids mean other processes.
-    const int error = other.pid == getpid() ? ESRCH : read_across(other.pid, other.probe, &value, sizeof value);
+    int error = other.pid == getpid() ? ESRCH : read_across(other.pid, other.probe, &value, sizeof value);
+    // Broadcasts write too: the same value back (a seccomp filter may allow one call, not the other).
+    if (error == 0 && value == other.probe_value) error = write_across(other.pid, &value, other.probe, sizeof value);
     if (error != 0 || value != other.probe_value) {
-      RCC_INFO("shared memory: no cross-memory reads (rank %d cannot read rank %zu, pid %d: %s)", rank, r,
+      RCC_INFO("shared memory: no cross-memory reads or writes (rank %d cannot reach rank %zu, pid %d: %s)", rank, r,
                static_cast<int>(other.pid), error != 0 ? std::strerror(error) : "another process has that pid here");
       return 0;
     }
@@ -103,7 +105,7 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
   // 1. Does every rank want it, and is every rank on this host? Every rank joins this exchange
   // whatever its RCC_SHM, so a rank with a different value makes the others go without (or fail,
   // with RCC_SHM=1) instead of leaving them waiting. Each entry: the mode, and the address and
-  // value of a probe word for cross-memory reads (a random value, so that a read of some other
+  // value of a probe word for cross-memory copies (a random value, so that a read of some other
   // process, say one with the same pid in another PID namespace, cannot pass). The word lives
   // until every rank has reported on its probes (step 3).
   const char my_mode = !valid ? 'x' : mode == "auto" ? 'a' : mode[0];
@@ -244,7 +246,7 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
   segment->data_ = static_cast<uint8_t*>(mapping) + data_offset(size);
   if (oversubscribed) segment->cells_ = static_cast<uint8_t*>(mapping) + cells_offset(size, slot_bytes);
   pending.mapping = nullptr;  // the segment owns it now
-  RCC_INFO("shared memory: on, %d ranks%s, slots of %zu KiB, cross-memory reads %s", size,
+  RCC_INFO("shared memory: on, %d ranks%s, slots of %zu KiB, cross-memory copies %s", size,
            oversubscribed ? " (more than cores: waiting ranks yield)" : "", slot_bytes >> 10,
            segment->cma_bytes_ > 0 ? ("from " + std::to_string(segment->cma_bytes_) + " bytes").c_str() : "off");
   *out = std::move(segment);
