@@ -16,6 +16,17 @@ using Clock = std::chrono::steady_clock;
 // call, which would otherwise be a large part of a small message's latency.
 constexpr int64_t kPollsPerClockRead = 32;
 
+// Moves this thread to `cpu`, keeping its affinity mask `allowed`: setting a one-CPU mask
+// migrates it at once, and the mask goes back right after.
+bool move_to_cpu(int cpu, const CpuSet& allowed) {
+  cpu_set_t target;
+  CPU_ZERO(&target);
+  CPU_SET(cpu, &target);
+  if (sched_setaffinity(0, sizeof target, &target) != 0) return false;
+  sched_setaffinity(0, sizeof(cpu_set_t), &allowed.native());
+  return true;
+}
+
 }  // namespace
 
 Status WaitPolicy::from_settings(bool crowded, WaitPolicy* out) {
@@ -108,9 +119,10 @@ void Backoff::spread_crowded_ranks() {
   if (here < 2) return;
   const CpuSet allowed = CpuSet::of_this_thread();
   int fewest = 0;
-  if (least_crowded_cpu(cpu_, policy_.neighbours, allowed, &fewest) < 0 || here < fewest + 2) return;
+  const int best = least_crowded_cpu(cpu_, policy_.neighbours, allowed, &fewest);
+  if (best < 0 || here < fewest + 2) return;
   t_last_move = start_;
-  if (move_off_cpu(cpu_, policy_.neighbours)) {
+  if (move_to_cpu(best, allowed)) {
     cpu_ = current_cpu();
     policy_.neighbours->note(policy_.rank, cpu_);
   }
@@ -134,14 +146,7 @@ bool move_off_cpu(int cpu, const CpuNeighbours* neighbours) {
   const CpuSet allowed = CpuSet::of_this_thread();
   int fewest = 0;
   const int best = least_crowded_cpu(cpu, neighbours, allowed, &fewest);
-  if (best < 0) return false;
-  cpu_set_t target;
-  CPU_ZERO(&target);
-  CPU_SET(best, &target);
-  // Setting a one-CPU mask migrates the thread at once; the original mask goes back right after.
-  if (sched_setaffinity(0, sizeof target, &target) != 0) return false;
-  sched_setaffinity(0, sizeof(cpu_set_t), &allowed.native());
-  return true;
+  return best >= 0 && move_to_cpu(best, allowed);
 }
 
 std::chrono::steady_clock::duration Backoff::idle_time() const {

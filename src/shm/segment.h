@@ -138,7 +138,7 @@ class Segment {
   size_t slot_bytes_ = 0;
   size_t stream_bytes_ = 0;         // 0: never stream
   size_t stream_output_bytes_ = 0;  // 0: never stream
-  size_t cma_bytes_ = 0;            // 0: never read across processes
+  size_t cma_bytes_ = 0;            // 0: never copy across processes
   std::vector<pid_t> pids_;         // by rank
   uint64_t step_ = 0;
   uint64_t all_reached_ = 0;  // every rank is known to have arrived at this step
