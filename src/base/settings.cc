@@ -69,6 +69,10 @@ const std::vector<Setting>& table() {
       integer_row("RCC_EAGER_LIMIT", "8192", 1024, 64 * kMiB,
                   "Largest message in bytes sent eagerly through pre-registered slots; larger ones are zero-copy "
                   "writes into the receiver's buffer."),
+      integer_row("RCC_UCX_NET_EAGER_BYTES", "131072", 0, 64 * kMiB,
+                  "UCX backend: largest write to a rank on another host that UCX must send eagerly; larger ones go "
+                  "by UCX's rendezvous. UCX's own threshold over TCP is a few KiB, and each rendezvous waits for the "
+                  "receiver and then the sender to wake up (docs/transport.md). 0: UCX decides every size."),
       integer_row("RCC_EAGER_SLOTS", "32", 4, 4096, "Eager slots each rank offers each peer (credits).", 4),
       list_row("RCC_EAGER_ENCODINGS", "headed,bare,anchored",
                "How eager messages may travel (docs/transport.md): headed (always), bare (payload and a notice, "

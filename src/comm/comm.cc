@@ -147,6 +147,8 @@ Status create_comm(const bootstrap::JobInfo& info, std::unique_ptr<bootstrap::Re
   options.local_rank = info.local_rank;
   options.timeout_s = job.timeout_s;
   options.secret = info.secret;
+  options.host_of.resize(static_cast<size_t>(info.size));
+  for (int r = 0; r < info.size; ++r) options.host_of[static_cast<size_t>(r)] = job.hosts.host_of(r);
   // Slot messages and rendezvous notices are each bounded by the eager slot count (the credits);
   // so are credit notices (notified delivery), each of which reports at least one more consumed
   // slot message or notice of the peer's, of which it cannot have more than that outstanding.

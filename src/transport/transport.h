@@ -67,6 +67,9 @@ struct Options {
   // The job secret: connections a backend accepts on its own listener (iWARP's connection
   // manager) must prove it, as those to rcc's other listeners do.
   std::string secret;
+  // Each rank's host in the host map's numbering (ranks that share memory share a host); empty
+  // when unknown. A backend may treat peers on other hosts as across a network.
+  std::vector<int> host_of;
 };
 
 class Transport {
