@@ -1,6 +1,10 @@
 // Broadcast in levels (docs/hierarchy.md): the root's host broadcasts through its segment, then
 // local rank c of that host broadcasts slice c to rank c of every other host (each channel carries
-// a share), and every other host hands the slices round through its segment.
+// a share), and every other host hands the slices round through its segment. A message of several
+// pieces is pipelined: while one piece crosses the network, the root's host broadcasts the next
+// and the other hosts hand the one before round, so the link is not idle while the segments work.
+#include <algorithm>
+
 #include "collectives/algorithms.h"
 #include "collectives/cost_model.h"
 #include "collectives/levels.h"
@@ -9,9 +13,83 @@ namespace rcc::collectives {
 
 namespace {
 
+// Pieces of a pipelined broadcast: large enough that a piece's steps (a segment step per slot, a
+// message per channel) are small beside its bytes, small enough that filling and draining the
+// pipeline (one piece through the levels the others do not overlap) is a small part of the call.
+constexpr size_t kPieceBytes = size_t{1} << 20;
+// Receives posted ahead per channel, so a piece can land while the host hands the one before round.
+constexpr size_t kPiecesAhead = 2;
+
+// The elements per piece for `count` elements (tags number the pieces: at most 65536 of them).
+size_t piece_elements(size_t count, size_t element) {
+  return std::max({size_t{1}, kPieceBytes / element, (count + 65535) / 65536});
+}
+
+// The pipelined broadcast: a chain of hosts from the root's, each channel passing its slice of
+// every piece to the next host as soon as it has it.
+Status broadcast_in_pieces(Context& ctx, const Args& args, size_t per_piece) {
+  Levels& levels = ctx.levels();
+  const size_t element = rcc_datatype_size(args.datatype);
+  const int root_host = levels.host_of[static_cast<size_t>(args.root)];
+  const int hosts = levels.hosts;
+  const int position = mod(levels.my_host - root_host, hosts);  // along the chain
+  const int channel = levels.host.rank;
+  const bool carrier = channel < levels.channels;
+  const size_t pieces = (args.count + per_piece - 1) / per_piece;
+  auto piece_count = [&](size_t k) { return std::min(per_piece, args.count - k * per_piece); };
+  // This channel's slice of piece k, as a byte range of recvbuf.
+  auto slice_of = [&](size_t k, uint8_t** data, size_t* bytes) {
+    const Slice slice = channel_slice(piece_count(k), levels.channels, channel);
+    *data = at(args.recvbuf, k * per_piece + slice.begin, element);
+    *bytes = slice.count * element;
+  };
+  // On a channel's cross level rank h is host h's; only carriers take part in it.
+  Context cross = carrier ? ctx.cross_level() : ctx;
+  const int next = (levels.my_host + 1) % hosts, previous = mod(levels.my_host - 1, hosts);
+  const bool forwards = carrier && position < hosts - 1;
+  RequestSet sends(ctx.engine(), kSendWindow), receives(ctx.engine());
+  std::vector<size_t> receive_index(pieces);
+  auto post_receive = [&](size_t k) -> Status {
+    uint8_t* data = nullptr;
+    size_t bytes = 0;
+    slice_of(k, &data, &bytes);
+    return cross.post_recv(receives, data, bytes, previous, cross.tag(static_cast<uint32_t>(k)), &receive_index[k]);
+  };
+  if (carrier && position > 0) {
+    for (size_t k = 0; k < std::min(pieces, kPiecesAhead); ++k) RCC_RETURN_IF_ERROR(post_receive(k));
+  }
+  const int local_root = levels.local_of[static_cast<size_t>(args.root)];
+  for (size_t k = 0; k < pieces; ++k) {
+    void* piece = at(args.recvbuf, k * per_piece, element);
+    if (position == 0) {
+      Args local = args;
+      local.sendbuf = piece;
+      local.recvbuf = piece;
+      local.count = piece_count(k);
+      local.root = local_root;
+      RCC_RETURN_IF_ERROR(run_on_host(ctx, local, kBroadcastShm));
+    } else if (carrier) {
+      RCC_RETURN_IF_ERROR(receives.wait(receive_index[k]));
+      if (k + kPiecesAhead < pieces) RCC_RETURN_IF_ERROR(post_receive(k + kPiecesAhead));
+    }
+    if (forwards) {
+      uint8_t* data = nullptr;
+      size_t bytes = 0;
+      slice_of(k, &data, &bytes);
+      RCC_RETURN_IF_ERROR(cross.post_send(sends, data, bytes, next, cross.tag(static_cast<uint32_t>(k))));
+    }
+    if (position > 0) {
+      RCC_RETURN_IF_ERROR(host_share_channels(ctx, piece, piece_count(k), element, -1, "broadcast"));
+    }
+  }
+  return sends.wait_all();
+}
+
 Status broadcast_hierarchical(Context& ctx, const Args& args) {
   Levels& levels = ctx.levels();
   const size_t element = rcc_datatype_size(args.datatype);
+  const size_t per_piece = piece_elements(args.count, element);
+  if (args.count > per_piece) return broadcast_in_pieces(ctx, args, per_piece);
   const int root_host = levels.host_of[static_cast<size_t>(args.root)];
   const bool at_root_host = levels.my_host == root_host;
   if (at_root_host) {
@@ -37,7 +115,10 @@ Status broadcast_hierarchical(Context& ctx, const Args& args) {
 
 double broadcast_hierarchical_cost(size_t bytes, const Levels& levels) {
   const int most = most_ranks_per_host(levels);
-  return 2 * host_pass_cost(bytes, most) + cross_cost(Kind::kBroadcast, bytes, levels.hosts);
+  const double network = cross_cost(Kind::kBroadcast, bytes, levels.hosts);
+  if (bytes <= kPieceBytes) return 2 * host_pass_cost(bytes, most) + network;
+  // In pieces the levels overlap: the slower paces the call, plus one piece through the others.
+  return std::max(network, host_pass_cost(bytes, most)) + 2 * host_pass_cost(kPieceBytes, most);
 }
 
 }  // namespace

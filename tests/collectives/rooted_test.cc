@@ -98,6 +98,22 @@ TEST(Broadcast, RootRunsAheadOfSlowReceivers) {
   }
 }
 
+// The hierarchical broadcast sends a large message in pieces of 1 MiB along a chain of hosts:
+// more pieces than it posts receives ahead, a short last piece (fewer elements than channels),
+// and a root in the middle, so that the chain wraps round past the last host.
+TEST(Broadcast, HierarchicalInPieces) {
+  if (!levels_enabled()) GTEST_SKIP() << "no levels on this communicator";
+  ForceAlgo force("broadcast:hierarchical");
+  const size_t count = (size_t{3} << 20) / 4 + 1;
+  for (int root : {0, ranktest::size() / 2, ranktest::size() - 1}) {
+    std::vector<int32_t> buf(count + 1, -1);
+    if (ranktest::rank() == root) fill_tagged(RCC_INT32, root, buf.data(), count);
+    RCC_ASSERT_OK(rcc_broadcast(ranktest::comm(), buf.data(), count, RCC_INT32, root));
+    ASSERT_EQ(count_untagged(RCC_INT32, root, buf.data(), count), 0u) << "root " << root;
+    ASSERT_EQ(buf.back(), -1) << "wrote past the end";
+  }
+}
+
 TEST(Broadcast, SixtyFourMiB) {
   if (quick()) GTEST_SKIP() << "RCC_TEST_QUICK";
   const size_t count = (size_t{64} << 20) / 4;
