@@ -3,6 +3,7 @@
 // a share), and every other host hands the slices round through its segment. A message of several
 // pieces is pipelined: while one piece crosses the network, the root's host broadcasts the next
 // and the other hosts hand the one before round, so the link is not idle while the segments work.
+// A small message goes from the root to one rank of each other host instead (broadcast_small).
 #include <algorithm>
 
 #include "collectives/algorithms.h"
@@ -12,6 +13,49 @@
 namespace rcc::collectives {
 
 namespace {
+
+// A small broadcast is one message from the root to the first rank of every other host, then a
+// broadcast through each host's segment (the root's own starts once its messages are posted). The
+// channels would send a message per channel and hand the slices round once more: three steps in
+// turn for another host's ranks instead of two, and a message costs its sender more than a
+// segment step does. Small: the root's messages together at most kSmallBytes, to at most
+// kSmallHosts hosts (with more, the channels' tree of hosts is fewer steps deep).
+constexpr size_t kSmallBytes = size_t{128} << 10;
+constexpr int kSmallHosts = 8;
+
+bool is_small(size_t bytes, int hosts) {
+  return hosts <= kSmallHosts && bytes * static_cast<size_t>(hosts - 1) <= kSmallBytes;
+}
+
+// The first (lowest) communicator rank on `host`: hosts are numbered in the order of those.
+int first_rank_on(const Levels& levels, int host) {
+  const auto found = std::find(levels.host_of.begin(), levels.host_of.end(), host);
+  return static_cast<int>(found - levels.host_of.begin());
+}
+
+Status broadcast_small(Context& ctx, const Args& args, int root_host) {
+  const Levels& levels = ctx.levels();
+  const size_t bytes = args.count * rcc_datatype_size(args.datatype);
+  RequestSet requests(ctx.engine());
+  Args local = args;
+  if (levels.my_host == root_host) {
+    if (ctx.rank() == args.root) {
+      for (int host = 0; host < levels.hosts; ++host) {
+        if (host == root_host) continue;
+        RCC_RETURN_IF_ERROR(ctx.post_send(requests, args.recvbuf, bytes, first_rank_on(levels, host), ctx.tag(0)));
+      }
+    }
+    local.root = levels.local_of[static_cast<size_t>(args.root)];
+  } else {
+    if (levels.host.rank == 0) {
+      RCC_RETURN_IF_ERROR(ctx.post_recv(requests, args.recvbuf, bytes, args.root, ctx.tag(0)));
+      RCC_RETURN_IF_ERROR(requests.wait_all());
+    }
+    local.root = 0;
+  }
+  RCC_RETURN_IF_ERROR(run_on_host(ctx, local, kBroadcastShm));
+  return requests.wait_all();
+}
 
 // Pieces of a pipelined broadcast: large enough that a piece's steps (a segment step per slot, a
 // message per channel) are small beside its bytes, small enough that filling and draining the
@@ -91,6 +135,7 @@ Status broadcast_hierarchical(Context& ctx, const Args& args) {
   const size_t per_piece = piece_elements(args.count, element);
   if (args.count > per_piece) return broadcast_in_pieces(ctx, args, per_piece);
   const int root_host = levels.host_of[static_cast<size_t>(args.root)];
+  if (is_small(args.count * element, levels.hosts)) return broadcast_small(ctx, args, root_host);
   const bool at_root_host = levels.my_host == root_host;
   if (at_root_host) {
     Args local = args;
@@ -115,6 +160,12 @@ Status broadcast_hierarchical(Context& ctx, const Args& args) {
 
 double broadcast_hierarchical_cost(size_t bytes, const Levels& levels) {
   const int most = most_ranks_per_host(levels);
+  if (is_small(bytes, levels.hosts)) {
+    // The root's messages, one after another, then the other hosts' segments.
+    const double sends =
+        (levels.hosts - 1) * cost::alpha() + (levels.hosts - 1) * static_cast<double>(bytes) / cost::bandwidth();
+    return sends + host_pass_cost(bytes, most);
+  }
   const double network = cross_cost(Kind::kBroadcast, bytes, levels.hosts);
   if (bytes <= kPieceBytes) return 2 * host_pass_cost(bytes, most) + network;
   // In pieces the levels overlap: the slower paces the call, plus one piece through the others.

@@ -98,19 +98,21 @@ TEST(Broadcast, RootRunsAheadOfSlowReceivers) {
   }
 }
 
-// The hierarchical broadcast sends a large message in pieces of 1 MiB along a chain of hosts:
-// more pieces than it posts receives ahead, a short last piece (fewer elements than channels),
-// and a root in the middle, so that the chain wraps round past the last host.
-TEST(Broadcast, HierarchicalInPieces) {
+// The hierarchical broadcast has three forms by size: one message per host (4 KiB), a slice per
+// channel (768 KiB), and pieces of 1 MiB along a chain of hosts (3 MiB and 4 bytes: more pieces
+// than it posts receives ahead, and a short last piece with fewer elements than channels). Roots
+// first, middle and last: the chain wraps round past the last host.
+TEST(Broadcast, HierarchicalEveryForm) {
   if (!levels_enabled()) GTEST_SKIP() << "no levels on this communicator";
   ForceAlgo force("broadcast:hierarchical");
-  const size_t count = (size_t{3} << 20) / 4 + 1;
-  for (int root : {0, ranktest::size() / 2, ranktest::size() - 1}) {
-    std::vector<int32_t> buf(count + 1, -1);
-    if (ranktest::rank() == root) fill_tagged(RCC_INT32, root, buf.data(), count);
-    RCC_ASSERT_OK(rcc_broadcast(ranktest::comm(), buf.data(), count, RCC_INT32, root));
-    ASSERT_EQ(count_untagged(RCC_INT32, root, buf.data(), count), 0u) << "root " << root;
-    ASSERT_EQ(buf.back(), -1) << "wrote past the end";
+  for (size_t count : {size_t{1024}, size_t{192} << 10, (size_t{3} << 20) / 4 + 1}) {
+    for (int root : {0, ranktest::size() / 2, ranktest::size() - 1}) {
+      std::vector<int32_t> buf(count + 1, -1);
+      if (ranktest::rank() == root) fill_tagged(RCC_INT32, root, buf.data(), count);
+      RCC_ASSERT_OK(rcc_broadcast(ranktest::comm(), buf.data(), count, RCC_INT32, root));
+      ASSERT_EQ(count_untagged(RCC_INT32, root, buf.data(), count), 0u) << "count " << count << " root " << root;
+      ASSERT_EQ(buf.back(), -1) << "wrote past the end";
+    }
   }
 }
 
