@@ -5,6 +5,7 @@
 // and the other hosts hand the one before round, so the link is not idle while the segments work.
 // A small message goes from the root to one rank of each other host instead (broadcast_small).
 #include <algorithm>
+#include <span>
 
 #include "collectives/algorithms.h"
 #include "collectives/cost_model.h"
@@ -27,12 +28,6 @@ bool is_small(size_t bytes, int hosts) {
   return hosts <= kSmallHosts && bytes * static_cast<size_t>(hosts - 1) <= kSmallBytes;
 }
 
-// The first (lowest) communicator rank on `host`: hosts are numbered in the order of those.
-int first_rank_on(const Levels& levels, int host) {
-  const auto found = std::find(levels.host_of.begin(), levels.host_of.end(), host);
-  return static_cast<int>(found - levels.host_of.begin());
-}
-
 Status broadcast_small(Context& ctx, const Args& args, int root_host) {
   const Levels& levels = ctx.levels();
   const size_t bytes = args.count * rcc_datatype_size(args.datatype);
@@ -40,9 +35,10 @@ Status broadcast_small(Context& ctx, const Args& args, int root_host) {
   Args local = args;
   if (levels.my_host == root_host) {
     if (ctx.rank() == args.root) {
-      for (int host = 0; host < levels.hosts; ++host) {
-        if (host == root_host) continue;
-        RCC_RETURN_IF_ERROR(ctx.post_send(requests, args.recvbuf, bytes, first_rank_on(levels, host), ctx.tag(0)));
+      for (int rank = 0; rank < ctx.size(); ++rank) {  // local rank 0 of every other host
+        const auto r = static_cast<size_t>(rank);
+        if (levels.host_of[r] == root_host || levels.local_of[r] != 0) continue;
+        RCC_RETURN_IF_ERROR(ctx.post_send(requests, args.recvbuf, bytes, rank, ctx.tag(0)));
       }
     }
     local.root = levels.local_of[static_cast<size_t>(args.root)];
@@ -81,11 +77,10 @@ Status broadcast_in_pieces(Context& ctx, const Args& args, size_t per_piece) {
   const bool carrier = channel < levels.channels;
   const size_t pieces = (args.count + per_piece - 1) / per_piece;
   auto piece_count = [&](size_t k) { return std::min(per_piece, args.count - k * per_piece); };
-  // This channel's slice of piece k, as a byte range of recvbuf.
-  auto slice_of = [&](size_t k, uint8_t** data, size_t* bytes) {
+  // This channel's slice of piece k, as bytes of recvbuf.
+  auto slice_of = [&](size_t k) {
     const Slice slice = channel_slice(piece_count(k), levels.channels, channel);
-    *data = at(args.recvbuf, k * per_piece + slice.begin, element);
-    *bytes = slice.count * element;
+    return std::span<uint8_t>(at(args.recvbuf, k * per_piece + slice.begin, element), slice.count * element);
   };
   // On a channel's cross level rank h is host h's; only carriers take part in it.
   Context cross = carrier ? ctx.cross_level() : ctx;
@@ -94,10 +89,9 @@ Status broadcast_in_pieces(Context& ctx, const Args& args, size_t per_piece) {
   RequestSet sends(ctx.engine(), kSendWindow), receives(ctx.engine());
   std::vector<size_t> receive_index(pieces);
   auto post_receive = [&](size_t k) -> Status {
-    uint8_t* data = nullptr;
-    size_t bytes = 0;
-    slice_of(k, &data, &bytes);
-    return cross.post_recv(receives, data, bytes, previous, cross.tag(static_cast<uint32_t>(k)), &receive_index[k]);
+    const std::span<uint8_t> slice = slice_of(k);
+    return cross.post_recv(receives, slice.data(), slice.size(), previous, cross.tag(static_cast<uint32_t>(k)),
+                           &receive_index[k]);
   };
   if (carrier && position > 0) {
     for (size_t k = 0; k < std::min(pieces, kPiecesAhead); ++k) RCC_RETURN_IF_ERROR(post_receive(k));
@@ -117,10 +111,9 @@ Status broadcast_in_pieces(Context& ctx, const Args& args, size_t per_piece) {
       if (k + kPiecesAhead < pieces) RCC_RETURN_IF_ERROR(post_receive(k + kPiecesAhead));
     }
     if (forwards) {
-      uint8_t* data = nullptr;
-      size_t bytes = 0;
-      slice_of(k, &data, &bytes);
-      RCC_RETURN_IF_ERROR(cross.post_send(sends, data, bytes, next, cross.tag(static_cast<uint32_t>(k))));
+      const std::span<uint8_t> slice = slice_of(k);
+      RCC_RETURN_IF_ERROR(
+          cross.post_send(sends, slice.data(), slice.size(), next, cross.tag(static_cast<uint32_t>(k))));
     }
     if (position > 0) {
       RCC_RETURN_IF_ERROR(host_share_channels(ctx, piece, piece_count(k), element, -1, "broadcast"));
@@ -162,9 +155,7 @@ double broadcast_hierarchical_cost(size_t bytes, const Levels& levels) {
   const int most = most_ranks_per_host(levels);
   if (is_small(bytes, levels.hosts)) {
     // The root's messages, one after another, then the other hosts' segments.
-    const double sends =
-        (levels.hosts - 1) * cost::alpha() + (levels.hosts - 1) * static_cast<double>(bytes) / cost::bandwidth();
-    return sends + host_pass_cost(bytes, most);
+    return cost::linear_steps(bytes, levels.hosts) + host_pass_cost(bytes, most);
   }
   const double network = cross_cost(Kind::kBroadcast, bytes, levels.hosts);
   if (bytes <= kPieceBytes) return 2 * host_pass_cost(bytes, most) + network;
