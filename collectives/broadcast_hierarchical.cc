@@ -53,17 +53,8 @@ Status broadcast_small(Context& ctx, const Args& args, int root_host) {
   return requests.wait_all();
 }
 
-// Pieces of a pipelined broadcast: large enough that a piece's steps (a segment step per slot, a
-// message per channel) are small beside its bytes, small enough that filling and draining the
-// pipeline (one piece through the levels the others do not overlap) is a small part of the call.
-constexpr size_t kPieceBytes = size_t{1} << 20;
 // Receives posted ahead per channel, so a piece can land while the host hands the one before round.
 constexpr size_t kPiecesAhead = 2;
-
-// The elements per piece for `count` elements (tags number the pieces: at most 65536 of them).
-size_t piece_elements(size_t count, size_t element) {
-  return std::max({size_t{1}, kPieceBytes / element, (count + 65535) / 65536});
-}
 
 // The pipelined broadcast: a chain of hosts from the root's, each channel passing its slice of
 // every piece to the next host as soon as it has it.
@@ -125,7 +116,7 @@ Status broadcast_in_pieces(Context& ctx, const Args& args, size_t per_piece) {
 Status broadcast_hierarchical(Context& ctx, const Args& args) {
   Levels& levels = ctx.levels();
   const size_t element = rcc_datatype_size(args.datatype);
-  const size_t per_piece = piece_elements(args.count, element);
+  const size_t per_piece = level_piece_elements(args.count, element, kLevelPieceBytes, 65536);  // a tag per piece
   if (args.count > per_piece) return broadcast_in_pieces(ctx, args, per_piece);
   const int root_host = levels.host_of[static_cast<size_t>(args.root)];
   if (is_small(args.count * element, levels.hosts)) return broadcast_small(ctx, args, root_host);
@@ -158,9 +149,9 @@ double broadcast_hierarchical_cost(size_t bytes, const Levels& levels) {
     return cost::linear_steps(bytes, levels.hosts) + host_pass_cost(bytes, most);
   }
   const double network = cross_cost(Kind::kBroadcast, bytes, levels.hosts);
-  if (bytes <= kPieceBytes) return 2 * host_pass_cost(bytes, most) + network;
+  if (bytes <= kLevelPieceBytes) return 2 * host_pass_cost(bytes, most) + network;
   // In pieces the levels overlap: the slower paces the call, plus one piece through the others.
-  return std::max(network, host_pass_cost(bytes, most)) + 2 * host_pass_cost(kPieceBytes, most);
+  return std::max(network, host_pass_cost(bytes, most)) + 2 * host_pass_cost(kLevelPieceBytes, most);
 }
 
 }  // namespace

@@ -54,6 +54,17 @@ Status run_on_host(Context& ctx, const Args& args, const AlgorithmRow& row);
 // picks the same). Only ranks whose local index is below the channel count may call it.
 Status run_on_cross(Context& ctx, const Args& args);
 
+// Pieces of a pipelined hierarchical algorithm: large enough that a piece's steps (a segment step
+// per slot, a message per channel) are small beside its bytes, small enough that filling and
+// draining the pipeline (one piece through the levels the others do not overlap) is a small part
+// of the call.
+constexpr size_t kLevelPieceBytes = size_t{1} << 20;
+// The elements per piece of `piece_bytes` for `count` elements, at most `max_pieces` pieces (tags
+// number them).
+inline size_t level_piece_elements(size_t count, size_t element, size_t piece_bytes, size_t max_pieces) {
+  return std::max({size_t{1}, piece_bytes / element, (count + max_pieces - 1) / max_pieces});
+}
+
 // Whole buffers of this thread's for what a hierarchical algorithm holds between its levels, apart
 // from scratch()'s slots (which the levels' own algorithms may use meanwhile).
 constexpr int kLevelScratchSlots = 2;

@@ -79,6 +79,27 @@ TEST(Allreduce, RandomFloatsWithinRoundingBound) {
   }
 }
 
+// The hierarchical allreduce of more than 512 KiB runs in pieces, three in flight: 4 MiB and one
+// element of int32 is nine pieces (the last of one element: empty slices and parts on some ranks),
+// 3 MiB of float64 with RCC_AVG six, 1 MiB and 3 bytes of int8 with RCC_MAX three (the last of 3).
+TEST(Allreduce, HierarchicalInPieces) {
+  if (!levels_enabled()) GTEST_SKIP() << "no levels on this communicator";
+  ForceAlgo force("allreduce:hierarchical");
+  struct Case {
+    rcc_datatype_t type;
+    rcc_op_t op;
+    size_t count;
+  };
+  for (const Case& c :
+       {Case{RCC_INT32, RCC_SUM, (size_t{4} << 20) / 4 + 1}, Case{RCC_FLOAT64, RCC_AVG, (size_t{3} << 20) / 8},
+        Case{RCC_INT8, RCC_MAX, (size_t{1} << 20) + 3}}) {
+    for (bool in_place : {false, true}) {
+      run_allreduce(c.type, c.op, c.count, in_place, 7);
+      if (HasFailure()) return;
+    }
+  }
+}
+
 TEST(Allreduce, SixtyFourMiB) {
   if (quick()) GTEST_SKIP() << "RCC_TEST_QUICK";
   const size_t count = (size_t{64} << 20) / sizeof(float);
