@@ -22,11 +22,11 @@ namespace {
 // other host per piece), in at most this many pieces (two tags per piece). Pieces are half the
 // broadcast's: at 2 x 2 and 2 x 4 ranks over 10 Gbit/s, 512 KiB pieces took 21-25 ms for 16 MiB and
 // 1 MiB pieces 25-29 ms (the exchange's parts of 32-64 KiB go eagerly; the pipeline fills sooner).
-constexpr size_t kPieceBytes = size_t{512} << 10;
+constexpr size_t kAllreducePieceBytes = size_t{512} << 10;
 constexpr int kPipelinedHosts = 8;
 constexpr size_t kMostPieces = 32768;
 
-bool is_pipelined(size_t bytes, int hosts) { return hosts <= kPipelinedHosts && bytes > kPieceBytes; }
+bool is_pipelined(size_t bytes, int hosts) { return hosts <= kPipelinedHosts && bytes > kAllreducePieceBytes; }
 
 // A piece's requests on the cross level, from its exchange's start to its hand-round.
 struct PieceRequests {
@@ -68,6 +68,8 @@ Status allreduce_in_pieces(Context& ctx, const Args& args, size_t per_piece) {
   auto copy_of = [&](size_t k, int j) {
     return copies + ((k % 2) * static_cast<size_t>(hosts) + static_cast<size_t>(j)) * row;
   };
+  // On a channel's cross level rank j is host j's. Only carriers take part in it (and number its
+  // calls); the others never send or receive here.
   Context cross = carrier ? ctx.cross_level() : ctx;
   auto tag = [&](size_t k, uint32_t stage) { return cross.tag(static_cast<uint32_t>(2 * k) + stage); };
   PieceRequests flight[3] = {PieceRequests(ctx.engine()), PieceRequests(ctx.engine()), PieceRequests(ctx.engine())};
@@ -135,7 +137,7 @@ Status allreduce_hierarchical(Context& ctx, const Args& args) {
   Levels& levels = ctx.levels();
   const size_t element = rcc_datatype_size(args.datatype);
   if (is_pipelined(args.count * element, levels.hosts)) {
-    return allreduce_in_pieces(ctx, args, level_piece_elements(args.count, element, kPieceBytes, kMostPieces));
+    return allreduce_in_pieces(ctx, args, level_piece_elements(args.count, element, kAllreducePieceBytes, kMostPieces));
   }
   const rcc_op_t op = kernel_op(args.op);
   RCC_RETURN_IF_ERROR(
@@ -161,8 +163,9 @@ double allreduce_hierarchical_cost(size_t bytes, const Levels& levels) {
   auto host_passes = [&](size_t n) { return 2 * host_pass_cost(n, most) + static_cast<double>(n) / cost::kReduceRate; };
   const double network = cross_cost(Kind::kAllreduce, bytes, levels.hosts);
   if (!is_pipelined(bytes, levels.hosts)) return host_passes(bytes) + network;
-  // In pieces the levels overlap: the slower paces the call, plus one piece through the others.
-  return std::max(network, host_passes(bytes)) + host_passes(kPieceBytes);
+  // In pieces the levels overlap: the slower paces the call, plus one piece through the others. The
+  // pieces' exchange moves a ring's bytes in fewer steps; the cross level's best row stands in for it.
+  return std::max(network, host_passes(bytes)) + host_passes(kAllreducePieceBytes);
 }
 
 }  // namespace

@@ -54,7 +54,8 @@ Status run_on_host(Context& ctx, const Args& args, const AlgorithmRow& row);
 // picks the same). Only ranks whose local index is below the channel count may call it.
 Status run_on_cross(Context& ctx, const Args& args);
 
-// Pieces of a pipelined hierarchical algorithm: large enough that a piece's steps (a segment step
+// Pieces of a pipelined hierarchical algorithm (the broadcast's; the allreduce's are smaller, see
+// allreduce_hierarchical.cc): large enough that a piece's steps (a segment step
 // per slot, a message per channel) are small beside its bytes, small enough that filling and
 // draining the pipeline (one piece through the levels the others do not overlap) is a small part
 // of the call.
