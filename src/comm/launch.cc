@@ -60,4 +60,13 @@ Status launch_collective(rcc_comm* comm, const collectives::Args& args, rcc_requ
   return RCC_SUCCESS;
 }
 
+Status run_internal_collective(rcc_comm* comm, const collectives::Args& args) {
+  const size_t bytes = args.count * rcc_datatype_size(args.datatype);
+  const collectives::AlgorithmRow& algorithm =
+      collectives::model_choice(args.kind, bytes, comm->size, comm->shm != nullptr, comm->levels.get());
+  bool check = false;
+  RCC_RETURN_IF_ERROR(collectives::argument_check_enabled(&check));
+  return comm->executor->run_now([&] { return run(comm, args, algorithm, check); });
+}
+
 }  // namespace rcc

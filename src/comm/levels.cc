@@ -16,14 +16,12 @@ namespace {
 // The minimum of `mine` over the communicator's ranks (an agreement).
 Status agree_minimum(rcc_comm* comm, int mine, int* out) {
   int32_t value = mine, least = 0;
-  RCC_RETURN_IF_ERROR(launch_collective(comm,
-                                        collectives::Args{.kind = collectives::Kind::kAllreduce,
-                                                          .sendbuf = &value,
-                                                          .recvbuf = &least,
-                                                          .count = 1,
-                                                          .datatype = RCC_INT32,
-                                                          .op = RCC_MIN},
-                                        nullptr));
+  RCC_RETURN_IF_ERROR(run_internal_collective(comm, collectives::Args{.kind = collectives::Kind::kAllreduce,
+                                                                      .sendbuf = &value,
+                                                                      .recvbuf = &least,
+                                                                      .count = 1,
+                                                                      .datatype = RCC_INT32,
+                                                                      .op = RCC_MIN}));
   *out = least;
   return RCC_SUCCESS;
 }

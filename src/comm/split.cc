@@ -17,13 +17,11 @@ Status split_comm(rcc_comm* parent, int color, int key, rcc_comm** out) {
   // (they are disjoint: no rank can confuse their messages).
   const int64_t mine[3] = {color, key, static_cast<int64_t>(parent->engine->next_group_id())};
   std::vector<int64_t> all(3 * static_cast<size_t>(parent->size));
-  RCC_RETURN_IF_ERROR(launch_collective(parent,
-                                        collectives::Args{.kind = collectives::Kind::kAllgather,
-                                                          .sendbuf = mine,
-                                                          .recvbuf = all.data(),
-                                                          .count = 3,
-                                                          .datatype = RCC_INT64},
-                                        nullptr));
+  RCC_RETURN_IF_ERROR(run_internal_collective(parent, collectives::Args{.kind = collectives::Kind::kAllgather,
+                                                                        .sendbuf = mine,
+                                                                        .recvbuf = all.data(),
+                                                                        .count = 3,
+                                                                        .datatype = RCC_INT64}));
   int64_t id = 0;
   for (int r = 0; r < parent->size; ++r) id = std::max(id, all[3 * static_cast<size_t>(r) + 2]);
   if (id > INT32_MAX) return fail(RCC_ERR_NO_MEMORY, "rcc_comm_split: this job has used up its 2^31 communicator ids");

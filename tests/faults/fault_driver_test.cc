@@ -152,6 +152,7 @@ TEST_P(FaultTest, SurvivorsReportTheDeadRank) {
 // Every op of the victim (the nonblocking ones killed in flight, the vector collectives, the scans,
 // a sub-communicator), with some algorithms forced. "hundred" draws from these too.
 const Case kCases[] = {Case{"p2p", "p2p", ""},
+                       Case{"allreduce", "allreduce", ""},
                        Case{"allreduce_ring", "allreduce", "allreduce:ring"},
                        Case{"allreduce_tree", "allreduce", "allreduce:tree"},
                        Case{"allreduce_rd", "allreduce", "allreduce:recursive_doubling"},

@@ -13,6 +13,8 @@
 //     op=OP half=none|victim|other checks=ok|WHAT-FAILED message=TEXT
 // and the victim prints "fault-victim rank=R iteration=I kill_ms=T" just before dying (times are
 // CLOCK_REALTIME milliseconds, so the driver can compare them across processes).
+// RCC_FAULT_MIN_ELEMENTS (default 0) raises the elements per rank to at least that many
+// (tests/hosts: a hierarchical allreduce in pieces cut short).
 //
 //   victim abort
 //
@@ -362,7 +364,9 @@ int main(int argc, char** argv) {
   const bool die_mid_call = random() % 2 == 1;
   const int mid_call_delay_us = static_cast<int>(random() % 2000);
   // Sizes vary with the seed too, so both eager and larger transfers are cut short.
-  const size_t per_rank = size_t{1} << (random() % 15);
+  const char* min_elements = std::getenv("RCC_FAULT_MIN_ELEMENTS");
+  const size_t per_rank = std::max(size_t{1} << (random() % 15),
+                                   min_elements != nullptr ? std::strtoul(min_elements, nullptr, 10) : size_t{0});
 
   // "split": the world splits into halves {0..size/2-1} and {size/2..size-1} and the loop runs an
   // op drawn from the seed on the victim's half, which must fail on its survivors naming the victim.
