@@ -39,13 +39,9 @@ Status run(rcc_comm* comm, const collectives::Args& args, const collectives::Alg
   return status;
 }
 
-}  // namespace
-
-Status launch_collective(rcc_comm* comm, const collectives::Args& args, rcc_request_t* request) {
-  const size_t bytes = args.count * rcc_datatype_size(args.datatype);
-  const collectives::AlgorithmRow* algorithm = nullptr;
-  RCC_RETURN_IF_ERROR(collectives::choose_algorithm(args.kind, bytes, comm->size, comm->shm != nullptr,
-                                                    comm->levels.get(), &algorithm));
+// Runs `args` with `algorithm`: inline when request is null, else queued behind a new handle.
+Status start(rcc_comm* comm, const collectives::Args& args, const collectives::AlgorithmRow* algorithm,
+             rcc_request_t* request) {
   bool check = false;
   RCC_RETURN_IF_ERROR(collectives::argument_check_enabled(&check));
   if (request == nullptr) {
@@ -60,13 +56,22 @@ Status launch_collective(rcc_comm* comm, const collectives::Args& args, rcc_requ
   return RCC_SUCCESS;
 }
 
+size_t bytes_of(const collectives::Args& args) { return args.count * rcc_datatype_size(args.datatype); }
+
+}  // namespace
+
+Status launch_collective(rcc_comm* comm, const collectives::Args& args, rcc_request_t* request) {
+  const collectives::AlgorithmRow* algorithm = nullptr;
+  RCC_RETURN_IF_ERROR(collectives::choose_algorithm(args.kind, bytes_of(args), comm->size, comm->shm != nullptr,
+                                                    comm->levels.get(), &algorithm));
+  return start(comm, args, algorithm, request);
+}
+
 Status run_internal_collective(rcc_comm* comm, const collectives::Args& args) {
-  const size_t bytes = args.count * rcc_datatype_size(args.datatype);
-  const collectives::AlgorithmRow& algorithm =
-      collectives::model_choice(args.kind, bytes, comm->size, comm->shm != nullptr, comm->levels.get());
-  bool check = false;
-  RCC_RETURN_IF_ERROR(collectives::argument_check_enabled(&check));
-  return comm->executor->run_now([&] { return run(comm, args, algorithm, check); });
+  return start(
+      comm, args,
+      &collectives::model_choice(args.kind, bytes_of(args), comm->size, comm->shm != nullptr, comm->levels.get()),
+      nullptr);
 }
 
 }  // namespace rcc

@@ -16,16 +16,20 @@ hosts="rcchf-a rcchf-b"
 trap 'hosts_down "$net" $hosts' EXIT
 hosts_up "$net" $hosts
 failed=0
-RCC_SOCKET_IFNAME=rccbr$net RCC_TEST_RCCRUN=$rccrun RCC_TEST_VICTIM=$victim RCC_TEST_STRANGER=$stranger \
-  RCC_FAULT_HOSTS=rcchf-a:2,rcchf-b:1 RCC_FAULT_RSH="$scripts/netns-rsh" RCC_FAULT_SEEDS=2 \
-  RCC_FAULT_FORWARD=RCC_TRANSPORT,UCX_TLS,RCC_TIMEOUT,RCC_BOOTSTRAP_TIMEOUT RCC_TRANSPORT=ucx UCX_TLS=tcp,self \
-  RCC_TIMEOUT=10 RCC_BOOTSTRAP_TIMEOUT=30 "$driver" --gtest_brief=1 \
-  --gtest_filter='Ops/FaultTest.*/allreduce:Ops/FaultTest.*/broadcast_tree:Ops/FaultTest.*/barrier:Ops/FaultTest.*/allgather:Ops/FaultTest.*/reduce_scatter:Ops/FaultTest.*/inflight:Ops/FaultTest.*/p2p' || failed=1
+# drive [VAR=VALUE ...] -- GTEST_FILTER: the fault driver over the test hosts, with extra settings
+# (forwarded to the ranks too).
+drive() {
+  extra=""
+  while [ "$1" != -- ]; do extra="$extra $1"; shift; done
+  forward=RCC_TRANSPORT,UCX_TLS,RCC_TIMEOUT,RCC_BOOTSTRAP_TIMEOUT
+  for setting in $extra; do forward="$forward,${setting%%=*}"; done
+  env RCC_SOCKET_IFNAME=rccbr$net RCC_TEST_RCCRUN=$rccrun RCC_TEST_VICTIM=$victim RCC_TEST_STRANGER=$stranger \
+    RCC_FAULT_HOSTS=rcchf-a:2,rcchf-b:1 RCC_FAULT_RSH="$scripts/netns-rsh" RCC_FAULT_SEEDS=2 \
+    RCC_FAULT_FORWARD=$forward RCC_TRANSPORT=ucx UCX_TLS=tcp,self RCC_TIMEOUT=10 RCC_BOOTSTRAP_TIMEOUT=30 $extra \
+    "$driver" --gtest_brief=1 --gtest_filter="$2" || failed=1
+}
+drive -- 'Ops/FaultTest.*/allreduce:Ops/FaultTest.*/broadcast_tree:Ops/FaultTest.*/barrier:Ops/FaultTest.*/allgather:Ops/FaultTest.*/reduce_scatter:Ops/FaultTest.*/inflight:Ops/FaultTest.*/p2p'
 # The hierarchical allreduce in pieces (above 512 KiB) cut short: 1 MiB per rank, forced, while
 # pieces are in flight between the hosts and through the segment.
-RCC_SOCKET_IFNAME=rccbr$net RCC_TEST_RCCRUN=$rccrun RCC_TEST_VICTIM=$victim RCC_TEST_STRANGER=$stranger \
-  RCC_FAULT_HOSTS=rcchf-a:2,rcchf-b:1 RCC_FAULT_RSH="$scripts/netns-rsh" RCC_FAULT_SEEDS=2 \
-  RCC_FAULT_FORWARD=RCC_TRANSPORT,UCX_TLS,RCC_TIMEOUT,RCC_BOOTSTRAP_TIMEOUT,RCC_ALGO,RCC_FAULT_MIN_ELEMENTS \
-  RCC_TRANSPORT=ucx UCX_TLS=tcp,self RCC_TIMEOUT=10 RCC_BOOTSTRAP_TIMEOUT=30 RCC_ALGO=allreduce:hierarchical \
-  RCC_FAULT_MIN_ELEMENTS=262144 "$driver" --gtest_brief=1 --gtest_filter='Ops/FaultTest.*/allreduce' || failed=1
+drive RCC_ALGO=allreduce:hierarchical RCC_FAULT_MIN_ELEMENTS=262144 -- 'Ops/FaultTest.*/allreduce'
 exit $failed
