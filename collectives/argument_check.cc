@@ -41,7 +41,7 @@ Signature signature_of(const Args& args) {
 
 Status argument_check_enabled(bool* enabled) {
   static const settings::Setting& check = settings::find("RCC_CHECK");
-  const char* value = settings::raw(check);
+  const char* value = settings::per_call(check);
   if (value[0] == '0' && value[1] == '\0') {  // the default, on every call: no parsing
     *enabled = false;
     return RCC_SUCCESS;

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+extern char** environ;
+
 namespace rcc::settings {
 namespace {
 
@@ -271,6 +273,57 @@ std::string allowed(const Setting& s) {
 const char* raw(const Setting& s) {
   const char* value = environment_value(s.name);
   return value != nullptr ? value : s.default_value;
+}
+
+namespace {
+
+// What the environment's entries are: the array and the sum and the xor of their addresses (two
+// independent one-cycle chains). setenv, putenv and unsetenv change an entry's address, the entry
+// count or the array; a value edited in place keeps its address but is read through it anyway
+// (the cached value points into the entry). getenv instead compares the name with every entry
+// sharing its first two letters, several RCC_* ones under every launcher: a fifth of a 2-rank
+// shared-memory allreduce went there.
+struct Fingerprint {
+  char** array = nullptr;
+  uintptr_t sum = 0, mixed = 0;
+  bool operator==(const Fingerprint&) const = default;
+};
+Fingerprint environment_fingerprint() {
+  Fingerprint f{environ, 0, 0};
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const auto address = reinterpret_cast<uintptr_t>(*entry);
+    f.sum += address;
+    f.mixed ^= address;
+  }
+  return f;
+}
+
+struct PerCallEntry {
+  const Setting* setting = nullptr;
+  Fingerprint fingerprint;
+  const char* value = nullptr;  // into the environment's entry, or the row's default
+};
+constexpr int kPerCallEntries = 4;  // RCC_ALGO and RCC_CHECK today
+thread_local PerCallEntry t_per_call[kPerCallEntries];
+
+}  // namespace
+
+const char* per_call(const Setting& s) {
+  const Fingerprint now = environment_fingerprint();
+  PerCallEntry* slot = &t_per_call[0];
+  for (PerCallEntry& entry : t_per_call) {
+    if (entry.setting == &s) {
+      if (entry.fingerprint == now) return entry.value;
+      slot = &entry;
+      break;
+    }
+    if (entry.setting == nullptr) {
+      slot = &entry;
+      break;
+    }
+  }
+  *slot = PerCallEntry{&s, now, raw(s)};
+  return slot->value;
 }
 
 bool is_set(const char* name) { return environment_value(find(name).name) != nullptr; }

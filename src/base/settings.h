@@ -55,9 +55,12 @@ bool is_set(const char* name);
 // of some only learning that a peer left the rendezvous.
 Status check_all();
 
-// The value (environment or default) without allocating, for the few settings read on every call
-// (RCC_ALGO, RCC_CHECK: a change takes effect at the next call). Look the row up once.
+// The value (environment or default) without allocating. Look the row up once.
 const char* raw(const Setting& setting);
+// The same for the few settings read on every call (RCC_ALGO, RCC_CHECK: a change by setenv,
+// putenv or unsetenv takes effect at the next call), without getenv's search while the
+// environment's entries are the ones of the last call on this thread.
+const char* per_call(const Setting& setting);
 
 // docs/configuration.md.
 std::string markdown();

@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/settings.h"
@@ -109,6 +110,44 @@ TEST(Settings, CheckAllFindsAMalformedValueOfAnyKind) {
   setenv("RCC_ALGO", "allreduce=anything", 1);  // free text is parsed where it is used
   EXPECT_EQ(rcc::settings::check_all(), RCC_SUCCESS);
   unsetenv("RCC_ALGO");
+}
+
+// RCC_ALGO and RCC_CHECK are read on every call without getenv's search while the environment is
+// unchanged: every way a program changes it is seen at the next read, on this thread and another.
+TEST(Settings, PerCallReadsSeeEveryChangeOfTheEnvironment) {
+  const rcc::settings::Setting& algo = rcc::settings::find("RCC_ALGO");
+  const rcc::settings::Setting& check = rcc::settings::find("RCC_CHECK");
+  unsetenv("RCC_ALGO");
+  EXPECT_STREQ(rcc::settings::per_call(algo), "");
+  EXPECT_STREQ(rcc::settings::per_call(check), "0");
+  setenv("RCC_ALGO", "allreduce:ring", 1);
+  EXPECT_STREQ(rcc::settings::per_call(algo), "allreduce:ring");
+  setenv("RCC_ALGO", "allreduce:tree", 1);  // replaced in place in the array
+  EXPECT_STREQ(rcc::settings::per_call(algo), "allreduce:tree");
+  setenv("RCC_ALGO", "allreduce:ring", 1);  // glibc hands back the first string's address
+  EXPECT_STREQ(rcc::settings::per_call(algo), "allreduce:ring");
+  setenv("RCC_CHECK", "1", 1);  // another entry, appended: the array may move
+  EXPECT_STREQ(rcc::settings::per_call(check), "1");
+  EXPECT_STREQ(rcc::settings::per_call(algo), "allreduce:ring");
+  static char entry[] = "RCC_ALGO=broadcast:tree";
+  putenv(entry);
+  EXPECT_STREQ(rcc::settings::per_call(algo), "broadcast:tree");
+  entry[sizeof "RCC_ALGO=broadcast:" - 1] = 'p';  // edited in place: read through the entry
+  EXPECT_STREQ(rcc::settings::per_call(algo), "broadcast:pree");
+  // Many variables later (a launcher's environment), and removals before and after the entry.
+  for (int i = 0; i < 64; ++i) setenv(("RCC_TEST_FILLER_" + std::to_string(i)).c_str(), "x", 1);
+  EXPECT_STREQ(rcc::settings::per_call(algo), "broadcast:pree");
+  unsetenv("RCC_TEST_FILLER_0");
+  setenv("RCC_ALGO", "allgather:ring", 1);
+  EXPECT_STREQ(rcc::settings::per_call(algo), "allgather:ring");
+  std::string on_other_thread;
+  std::thread([&] { on_other_thread = rcc::settings::per_call(algo); }).join();
+  EXPECT_EQ(on_other_thread, "allgather:ring");
+  unsetenv("RCC_ALGO");
+  EXPECT_STREQ(rcc::settings::per_call(algo), "");
+  unsetenv("RCC_CHECK");
+  EXPECT_STREQ(rcc::settings::per_call(check), "0");
+  for (int i = 1; i < 64; ++i) unsetenv(("RCC_TEST_FILLER_" + std::to_string(i)).c_str());
 }
 
 TEST(Settings, DocsAreGeneratedFromTheRegistry) {
