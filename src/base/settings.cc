@@ -1,5 +1,7 @@
 #include "base/settings.h"
 
+#include "base/fast_tls.h"
+
 #include <strings.h>
 #include <cerrno>
 #include <cstdio>
@@ -303,8 +305,8 @@ struct PerCallEntry {
   Fingerprint fingerprint;
   const char* value = nullptr;  // into the environment's entry, or the row's default
 };
-constexpr int kPerCallEntries = 4;  // RCC_ALGO and RCC_CHECK today
-thread_local PerCallEntry t_per_call[kPerCallEntries];
+constexpr int kPerCallEntries = 2;  // RCC_ALGO and RCC_CHECK (another would take turns)
+RCC_FAST_TLS constinit thread_local PerCallEntry t_per_call[kPerCallEntries];
 
 }  // namespace
 

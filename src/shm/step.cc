@@ -21,8 +21,6 @@
 namespace rcc::shm {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr int kPollsPerCheck = 256;         // spinning polls between health checks
 constexpr int kPollsPerCheckYielding = 16;  // the same when every poll yields (a system call each)
 
@@ -78,8 +76,7 @@ Status Segment::wait_ranks(int first, int last, int except, uint64_t step, const
     return true;
   };
   if (done()) return RCC_SUCCESS;
-  Backoff backoff(wait_);
-  const Clock::time_point start = Clock::now();
+  Backoff backoff(wait_);  // its idle time is this wait's: it reads the clock when the wait begins
   bool colocated = false;
   for (int polls = 1;; ++polls) {
     if (done()) return RCC_SUCCESS;
@@ -101,7 +98,7 @@ Status Segment::wait_ranks(int first, int last, int except, uint64_t step, const
     if (health == RCC_ERR_PEER_FAILED) return health;
     if (health != RCC_SUCCESS) return give_up(health);
     if (done()) return RCC_SUCCESS;
-    if (std::chrono::duration<double>(Clock::now() - start).count() > timeout_s_) {
+    if (std::chrono::duration<double>(backoff.idle_time()).count() > timeout_s_) {
       return give_up(fail(RCC_ERR_TIMEOUT, "%s: rank %d waited %.0f s (RCC_TIMEOUT) in shared memory for rank(s) %s",
                           what, rank_, timeout_s_, missing_ranks(step, first, last, except).c_str()));
     }
