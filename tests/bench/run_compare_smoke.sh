@@ -2,7 +2,8 @@
 # bench/compare with tiny sizes: it must finish with status 0 and write results.json/csv holding
 # rcc's results for every collective compared (allreduce and broadcast unless --collectives says
 # otherwise), whichever peers are installed (or with --peers none); MPI's results too when an
-# MPI is installed and --collectives names alltoallv.
+# MPI is installed and --collectives names alltoallv; one record per library, ranks, collective and
+# size, with --repeat the launch of median time.
 # usage: run_compare_smoke.sh PYTHON COMPARE BUILD_DIR [compare flags...]
 set -u
 python=$1 compare=$2 build=$3
@@ -19,6 +20,13 @@ mine = [r for r in data["results"] if r["library"] == "rcc"]
 missing = set(data["meta"]["collectives"]) - {r["collective"] for r in mine}
 assert not missing, f"no rcc results for {missing}"
 assert all(r["wrong"] == 0 and r["time_us"] > 0 for r in mine), mine
+keys = [(r["library"], r["ranks"], r["collective"], r["size"]) for r in data["results"]]
+assert len(keys) == len(set(keys)), "more than one record per library, ranks, collective and size"
+repeat = data["meta"]["repeat"]
+for r in data["results"]:  # --repeat: each record is the launch of median time
+    times = r.get("launch_times_us", [r["time_us"]])
+    assert len(times) == repeat and times == sorted(times), r
+    assert r["time_us"] == times[(repeat - 1) // 2], r
 rows = list(csv.DictReader(open(os.path.join(out, "results.csv"))))
 assert len(rows) == len(data["results"]), "CSV and JSON disagree"
 if "alltoallv" in data["meta"]["collectives"]:
