@@ -28,6 +28,19 @@ constexpr size_t kMostPieces = 32768;
 
 bool is_pipelined(size_t bytes, int hosts) { return hosts <= kPipelinedHosts && bytes > kAllreducePieceBytes; }
 
+// Smaller pieces below 4 MiB, for at least kFewestPieces of them: the pipeline runs two pieces
+// behind, so a call of a few pieces spends much of its time filling and draining it. But not below parts
+// of kSmallestPartBytes: a small message between hosts costs its sender nearly as much as a larger one (at
+// 2 x 4, 1 MiB in pieces of 128 KiB, parts of 16 KiB, took 2.7-3.3 ms against 1.5-2.1). Paired runs,
+// 2 x 2 over 10 Gbit/s: 2 MiB 2.85-3.18 -> 2.59-2.98 ms (pieces of 256 KiB), 1 MiB 1.17-1.89 ->
+// 1.10-1.30 ms (256 KiB: four pieces against two).
+constexpr size_t kFewestPieces = 8;
+constexpr size_t kSmallestPartBytes = size_t{64} << 10;
+size_t piece_bytes(size_t bytes, const Levels& levels) {
+  const size_t smallest = kSmallestPartBytes * static_cast<size_t>(levels.channels) * static_cast<size_t>(levels.hosts);
+  return std::min(kAllreducePieceBytes, std::max(bytes / kFewestPieces, smallest));
+}
+
 // A piece's requests on the cross level, from its exchange's start to its hand-round.
 struct PieceRequests {
   explicit PieceRequests(p2p::Engine& engine)
@@ -137,7 +150,8 @@ Status allreduce_hierarchical(Context& ctx, const Args& args) {
   Levels& levels = ctx.levels();
   const size_t element = rcc_datatype_size(args.datatype);
   if (is_pipelined(args.count * element, levels.hosts)) {
-    return allreduce_in_pieces(ctx, args, level_piece_elements(args.count, element, kAllreducePieceBytes, kMostPieces));
+    return allreduce_in_pieces(
+        ctx, args, level_piece_elements(args.count, element, piece_bytes(args.count * element, levels), kMostPieces));
   }
   const rcc_op_t op = kernel_op(args.op);
   RCC_RETURN_IF_ERROR(
@@ -165,7 +179,7 @@ double allreduce_hierarchical_cost(size_t bytes, const Levels& levels) {
   if (!is_pipelined(bytes, levels.hosts)) return host_passes(bytes) + network;
   // In pieces the levels overlap: the slower paces the call, plus one piece through the others. The
   // pieces' exchange moves a ring's bytes in fewer steps; the cross level's best row stands in for it.
-  return std::max(network, host_passes(bytes)) + host_passes(kAllreducePieceBytes);
+  return std::max(network, host_passes(bytes)) + host_passes(piece_bytes(bytes, levels));
 }
 
 }  // namespace

@@ -79,9 +79,10 @@ TEST(Allreduce, RandomFloatsWithinRoundingBound) {
   }
 }
 
-// The hierarchical allreduce of more than 512 KiB runs in pieces, three in flight: 4 MiB and one
-// element of int32 is nine pieces (the last of one element: empty slices and parts on some ranks),
-// 3 MiB of float64 with RCC_AVG six, 1 MiB and 3 bytes of int8 with RCC_MAX three (the last of 3).
+// The hierarchical allreduce of more than 512 KiB runs in pieces (of 128-512 KiB, by the size and
+// the layout), three in flight: 4 MiB and one element of int32 is nine pieces (the last of one
+// element: empty slices and parts on some ranks), 3 MiB of float64 with RCC_AVG six to eight, 1 MiB
+// and 3 bytes of int8 with RCC_MAX three to nine (the last of 3 bytes at 2 x 2: pieces of 256 KiB).
 TEST(Allreduce, HierarchicalInPieces) {
   if (!levels_enabled()) GTEST_SKIP() << "no levels on this communicator";
   ForceAlgo force("allreduce:hierarchical");
