@@ -151,7 +151,10 @@ rcc_status_t rcc_comm_create_group(rcc_comm_t comm, const int* ranks, int n, int
 /* Messages from one sender to one receiver arrive in the order sent: of two that both match a
  * receive, the earlier is received first. tag >= 0 in sends. A receive's peer may be
  * RCC_ANY_SOURCE and its tag RCC_ANY_TAG; a message shorter than the receive is accepted, a
- * longer one fails it with RCC_ERR_TRUNCATED. */
+ * longer one fails it with RCC_ERR_TRUNCATED. A send of up to RCC_EAGER_LIMIT bytes may return
+ * before the receiver posts its receive: it is buffered, up to two windows of RCC_EAGER_SLOTS
+ * messages per peer, beyond which it waits until the receiver takes messages in (which it does
+ * in any rcc call). A larger send waits for its matching receive (as a standard-mode MPI send may). */
 rcc_status_t rcc_send(rcc_comm_t comm, const void* buf, size_t count, rcc_datatype_t datatype, int peer, int tag);
 rcc_status_t rcc_recv(rcc_comm_t comm, void* buf, size_t count, rcc_datatype_t datatype, int peer, int tag);
 /* Synchronous sends (MPI_Ssend): complete only once the receiver's receive matched the message,

@@ -3,6 +3,7 @@
 #include "p2p/engine.h"
 
 #include <cstring>
+#include <deque>
 
 #include "base/log.h"
 
@@ -119,7 +120,9 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
                      bool synchronous) {
   std::lock_guard<std::mutex> guard(mutex_);
   RCC_RETURN_IF_ERROR(check_usable(context));
-  if (bytes <= eager_limit_ && peer != rank_ && !synchronous) {
+  const bool eager = bytes <= eager_limit_ && peer != rank_ && !synchronous;
+  std::deque<PeerState::PendingMessage>& queued = peers_[static_cast<size_t>(peer)].pending_messages;
+  if (eager && queued.size() < slots_) {
     // Copied into a slot (or the pending queue) before this returns: complete, no Request needed.
     RCC_RETURN_IF_ERROR(post_slot_message(peer, message_header(tag, context, bytes, 0), buffer, bytes));
     *out = nullptr;
@@ -132,6 +135,15 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
   request->context = context;
   request->buffer = const_cast<void*>(buffer);
   request->bytes = bytes;
+  if (eager) {
+    // A window of copies already waits for the peer's credits: this one waits as the caller's
+    // buffer and completes once written into a slot, so a sender that outruns its peer waits (as
+    // a standard-mode MPI send may) instead of queueing copies without bound (a root broadcasting
+    // 8 bytes two million times over TCP held 250 MB of them).
+    queued.push_back({message_header(tag, context, bytes, 0), {}, request, request->generation});
+    *out = request;
+    return RCC_SUCCESS;
+  }
   SlotHeader header = message_header(tag, context, bytes, request->index);
   header.sender_generation = request->generation;
   Status status = peer == rank_ ? send_to_self(buffer, bytes, tag, context, request, synchronous)

@@ -17,7 +17,11 @@ namespace rcc::p2p {
 struct PeerState {
   struct PendingMessage {
     SlotHeader header;
-    std::vector<uint8_t> payload;
+    std::vector<uint8_t> payload;  // a copy, or empty when `send` holds the caller's buffer
+    // An eager send queued behind a full window of copies: written from its buffer, and completed,
+    // when its turn comes; skipped if something ended it meanwhile (generation: the same request).
+    Request* send = nullptr;
+    uint32_t send_generation = 0;
   };
   struct PendingWrite {
     Request* send;

@@ -96,7 +96,19 @@ Status Engine::flush_pending(int peer) {
     if (state.slots_sent - slots_consumed_by(peer) >= slots_) break;
     PeerState::PendingMessage message = std::move(state.pending_messages.front());
     state.pending_messages.pop_front();
-    RCC_RETURN_IF_ERROR(write_slot(peer, message.header, message.payload.data(), message.payload.size()));
+    Request* send = message.send;
+    if (send == nullptr) {
+      RCC_RETURN_IF_ERROR(write_slot(peer, message.header, message.payload.data(), message.payload.size()));
+      continue;
+    }
+    // Ended meanwhile (its communicator aborted, RCC_TIMEOUT): its buffer may be gone; not sent.
+    if (!send->in_use || send->done || send->generation != message.send_generation) continue;
+    const Status status = write_slot(peer, message.header, send->buffer, send->bytes);
+    if (status != RCC_SUCCESS) {
+      complete(send, status, last_error());
+      return status;
+    }
+    complete(send, RCC_SUCCESS);
   }
   while (!state.pending_writes.empty()) {
     if (state.fins_sent - fins_consumed_by(peer) >= slots_) break;

@@ -1,11 +1,14 @@
 // Point-to-point over the communicator's transport: content, ordering, many outstanding requests,
 // self-send, all-to-all, truncation and bad arguments. Runs on 1..8 ranks.
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "rank_test.h"
@@ -77,6 +80,35 @@ TEST(PointToPoint, ThousandOutstandingBothWays) {
   // Wait newest first: completion must not depend on the order of waits.
   for (auto it = requests.rbegin(); it != requests.rend(); ++it) RCC_ASSERT_OK(rcc_wait(*it));
   for (int i = 0; i < kCount; ++i) ASSERT_EQ(in[i], peer * 100000 + i) << "message " << i << " out of order";
+}
+
+// Peak resident memory of this process, in bytes.
+long peak_resident_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss * 1024L;
+}
+
+// A sender that outruns its receiver waits once a window of messages is queued, instead of
+// queueing copies without bound: 100,000 blocking 4-byte sends to a rank asleep for a second grew
+// the sender by about 12 MB when every one was copied into the queue; a bounded queue keeps it
+// flat. Every message still arrives, in order.
+TEST(PointToPoint, SenderAheadOfASleepingReceiverWaitsInsteadOfQueueing) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";
+  if (rank() > 1) return;
+  constexpr int kCount = 100000;
+  if (rank() == 0) {
+    const long before = peak_resident_bytes();
+    for (int32_t i = 0; i < kCount; ++i) RCC_ASSERT_OK(rcc_send(comm(), &i, 1, RCC_INT32, 1, 21));
+    EXPECT_LT(peak_resident_bytes() - before, 4L << 20) << "the sender queued its messages without bound";
+  } else {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    for (int32_t i = 0; i < kCount; ++i) {
+      int32_t got = -1;
+      RCC_ASSERT_OK(rcc_recv(comm(), &got, 1, RCC_INT32, 0, 21));
+      ASSERT_EQ(got, i) << "message " << i << " out of order";
+    }
+  }
 }
 
 TEST(PointToPoint, LargeOutstandingMixedWithSmall) {
