@@ -140,6 +140,25 @@ TEST(Settings, PerCallReadsSeeEveryChangeOfTheEnvironment) {
   unsetenv("RCC_TEST_FILLER_0");
   setenv("RCC_ALGO", "allgather:ring", 1);
   EXPECT_STREQ(rcc::settings::per_call(algo), "allgather:ring");
+  // Absent, then one entry removed and the name added: as many entries as before.
+  unsetenv("RCC_ALGO");
+  EXPECT_STREQ(rcc::settings::per_call(algo), "");
+  unsetenv("RCC_TEST_FILLER_1");
+  setenv("RCC_ALGO", "reduce:tree", 1);
+  EXPECT_STREQ(rcc::settings::per_call(algo), "reduce:tree");
+  // Present, then removed and another name added: as many entries, the name gone.
+  unsetenv("RCC_ALGO");
+  setenv("RCC_TEST_FILLER_1", "x", 1);
+  EXPECT_STREQ(rcc::settings::per_call(algo), "");
+  // Present, then an earlier entry removed (it moves down) and then the name itself removed.
+  setenv("RCC_ALGO", "scan:rd", 1);
+  EXPECT_STREQ(rcc::settings::per_call(algo), "scan:rd");
+  unsetenv("RCC_TEST_FILLER_2");
+  EXPECT_STREQ(rcc::settings::per_call(algo), "scan:rd");
+  unsetenv("RCC_ALGO");
+  EXPECT_STREQ(rcc::settings::per_call(algo), "");
+  setenv("RCC_ALGO", "allgather:ring", 1);
+  EXPECT_STREQ(rcc::settings::per_call(algo), "allgather:ring");
   std::string on_other_thread;
   std::thread([&] { on_other_thread = rcc::settings::per_call(algo); }).join();
   EXPECT_EQ(on_other_thread, "allgather:ring");
@@ -147,7 +166,7 @@ TEST(Settings, PerCallReadsSeeEveryChangeOfTheEnvironment) {
   EXPECT_STREQ(rcc::settings::per_call(algo), "");
   unsetenv("RCC_CHECK");
   EXPECT_STREQ(rcc::settings::per_call(check), "0");
-  for (int i = 1; i < 64; ++i) unsetenv(("RCC_TEST_FILLER_" + std::to_string(i)).c_str());
+  for (int i = 0; i < 64; ++i) unsetenv(("RCC_TEST_FILLER_" + std::to_string(i)).c_str());
 }
 
 TEST(Settings, DocsAreGeneratedFromTheRegistry) {
