@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/fast_tls.h"
 #include "collectives/algorithms.h"
 #include "collectives/shm_pieces.h"
 #include "kernels/reduce_kernels.h"
@@ -49,7 +50,7 @@ void shm_reduce_in_order(void* out, const uint8_t* const* inputs, int n, size_t 
 }
 
 std::vector<const uint8_t*>& shm_input_list(int ranks) {
-  thread_local std::vector<const uint8_t*> inputs;
+  RCC_FAST_TLS thread_local std::vector<const uint8_t*> inputs;  // read every step
   if (inputs.size() < static_cast<size_t>(ranks)) inputs.resize(static_cast<size_t>(ranks));
   return inputs;
 }

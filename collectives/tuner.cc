@@ -1,5 +1,6 @@
 #include "collectives/tuner.h"
 
+#include <array>
 #include <string>
 
 #include "base/log.h"
@@ -51,9 +52,13 @@ Status parse_overrides(const std::string& text, Overrides* out) {
   return RCC_SUCCESS;
 }
 
-// The last RCC_ALGO value parsed on this thread (collectives are issued from few threads).
-thread_local Overrides t_overrides;
-thread_local bool t_overrides_parsed = false;
+// The last RCC_ALGO value parsed on this thread (collectives are issued from few threads). One
+// thread-local, reached once per call: each access is a __tls_get_addr call in a shared library.
+struct ParsedOverrides {
+  Overrides overrides;
+  bool parsed = false;
+};
+thread_local ParsedOverrides t_overrides;
 
 }  // namespace
 
@@ -63,12 +68,18 @@ double estimate_seconds(const AlgorithmRow& row, size_t bytes, int ranks) {
 }
 
 const AlgorithmRow& model_choice(Kind kind, size_t bytes, int ranks, bool shared_memory, const Levels* levels) {
-  // With a segment its row wins outright: found before any cost is computed (a 2-rank allreduce
-  // takes a few hundred nanoseconds, and pricing every row took a tenth of that).
+  // With a segment its row wins outright: found before any cost is computed, in a table by kind (a
+  // 2-rank allreduce takes a few hundred nanoseconds, and pricing every row took a tenth of that).
   if (shared_memory) {
-    for (const AlgorithmRow* row : algorithm_table()) {
-      if (row->kind == kind && row->needs == Needs::kSharedMemory) return *row;
-    }
+    static const std::array<const AlgorithmRow*, kNumKinds> segment_rows = [] {
+      std::array<const AlgorithmRow*, kNumKinds> rows{};
+      for (const AlgorithmRow* row : algorithm_table()) {
+        const auto k = static_cast<size_t>(row->kind);
+        if (row->needs == Needs::kSharedMemory && rows[k] == nullptr) rows[k] = row;  // the first, as before
+      }
+      return rows;
+    }();
+    if (const AlgorithmRow* row = segment_rows[static_cast<size_t>(kind)]; row != nullptr) return *row;
   }
   const AlgorithmRow* best = nullptr;
   double best_time = 0;
@@ -93,13 +104,14 @@ Status choose_algorithm(Kind kind, size_t bytes, int ranks, bool shared_memory, 
                         const AlgorithmRow** out) {
   static const settings::Setting& algo = settings::find("RCC_ALGO");
   const char* text = settings::per_call(algo);
-  if (!t_overrides_parsed || t_overrides.source != text) {
+  ParsedOverrides& cached = t_overrides;
+  if (!cached.parsed || cached.overrides.source != text) {
     Overrides parsed;
     RCC_RETURN_IF_ERROR(parse_overrides(text, &parsed));
-    t_overrides = parsed;
-    t_overrides_parsed = true;
+    cached.overrides = parsed;
+    cached.parsed = true;
   }
-  const AlgorithmRow* forced = t_overrides.forced[static_cast<int>(kind)];
+  const AlgorithmRow* forced = cached.overrides.forced[static_cast<int>(kind)];
   const AlgorithmRow& row = forced != nullptr ? *forced : model_choice(kind, bytes, ranks, shared_memory, levels);
   if (row.needs == Needs::kSharedMemory && !shared_memory) {
     return fail(RCC_ERR_INVALID_USAGE,

@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/fast_tls.h"
 #include "base/status.h"
 #include "rcc/rcc.h"
 
@@ -94,7 +95,7 @@ class CallRecorder {
     uint64_t end = 0;
   };
   uint64_t take_ticket() {
-    thread_local TicketBlock block;
+    RCC_FAST_TLS constinit thread_local TicketBlock block;
     if (block.next == block.end) {
       block.next = next_.fetch_add(kTicketBlock, std::memory_order_relaxed) + 1;
       block.end = block.next + kTicketBlock;
