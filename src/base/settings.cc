@@ -279,61 +279,46 @@ const char* raw(const Setting& s) {
 
 namespace {
 
-// A per-call setting as last looked up, and how to tell in O(1) that the environment still gives
-// the same answer. setenv, putenv and unsetenv (glibc's and musl's) replace an existing entry in
-// place, append a new one at the end (moving the array when it grows) and remove one by shifting
-// the later ones down, so:
-// - found at `index`: still so while environ[index] is the same entry. A value edited in place
-//   keeps its address and is read through it (`value` points into the entry).
-// - absent, `index` entries: still so while the array holds the same `index` entries up to its
-//   end, the last of them `entry`: a new name is appended, and a removal moves the end.
-// getenv instead compares the name with every entry sharing its first two letters, several RCC_*
-// ones under every launcher: a fifth of a 2-rank shared-memory allreduce went there, and a scan
-// of the whole environment per lookup still took 30 % of its instructions.
+// What the environment's entries are: the array and the sum and the xor of their addresses (two
+// independent one-cycle chains). setenv, putenv and unsetenv change an entry's address, the entry
+// count or the array; a value edited in place keeps its address but is read through it anyway
+// (the cached value points into the entry). getenv instead compares the name with every entry
+// sharing its first two letters, several RCC_* ones under every launcher: a fifth of a 2-rank
+// shared-memory allreduce went there. (A check in O(1) was tried, the entry still at its index or
+// the array still ending after the same entry: glibc hands back a string it set before, so
+// unsetenv(A), setenv(RCC_ALGO), unsetenv(B), setenv(A) left it stale, and the tail of a shrunken
+// array is freed memory.)
+struct Fingerprint {
+  char** array = nullptr;
+  uintptr_t sum = 0, mixed = 0;
+  bool operator==(const Fingerprint&) const = default;
+};
+Fingerprint environment_fingerprint() {
+  Fingerprint f{environ, 0, 0};
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const auto address = reinterpret_cast<uintptr_t>(*entry);
+    f.sum += address;
+    f.mixed ^= address;
+  }
+  return f;
+}
+
 struct PerCallEntry {
   const Setting* setting = nullptr;
-  char** array = nullptr;
-  size_t index = 0;
-  const char* entry = nullptr;
-  bool present = false;
-  const char* value = nullptr;  // into the entry, or the row's default
+  Fingerprint fingerprint;
+  const char* value = nullptr;  // into the environment's entry, or the row's default
 };
 constexpr int kPerCallEntries = 2;  // RCC_ALGO and RCC_CHECK (another would take turns)
 RCC_FAST_TLS constinit thread_local PerCallEntry t_per_call[kPerCallEntries];
 
-bool still_valid(const PerCallEntry& cached) {
-  char** const array = environ;
-  if (array == nullptr || array != cached.array) return false;
-  if (cached.present) return array[cached.index] == cached.entry;
-  return array[cached.index] == nullptr && (cached.index == 0 || array[cached.index - 1] == cached.entry);
-}
-
-PerCallEntry look_up(const Setting& s) {
-  PerCallEntry found{&s, environ, 0, nullptr, false, s.default_value};
-  if (found.array == nullptr) return found;
-  const size_t length = std::strlen(s.name);
-  size_t i = 0;
-  for (; found.array[i] != nullptr; ++i) {
-    const char* entry = found.array[i];
-    if (std::strncmp(entry, s.name, length) != 0 || entry[length] != '=') continue;
-    found.index = i;
-    found.entry = entry;
-    found.present = true;
-    if (entry[length + 1] != '\0') found.value = entry + length + 1;  // empty means unset, as in raw()
-    return found;
-  }
-  found.index = i;
-  found.entry = i > 0 ? found.array[i - 1] : nullptr;
-  return found;
-}
-
 }  // namespace
 
 const char* per_call(const Setting& s) {
+  const Fingerprint now = environment_fingerprint();
   PerCallEntry* slot = &t_per_call[0];
   for (PerCallEntry& entry : t_per_call) {
     if (entry.setting == &s) {
-      if (still_valid(entry)) return entry.value;
+      if (entry.fingerprint == now) return entry.value;
       slot = &entry;
       break;
     }
@@ -342,7 +327,7 @@ const char* per_call(const Setting& s) {
       break;
     }
   }
-  *slot = look_up(s);
+  *slot = PerCallEntry{&s, now, raw(s)};
   return slot->value;
 }
 

@@ -48,6 +48,7 @@ Request* Engine::new_request() {
   request->transfer_in_flight = false;
   request->ending = false;
   request->refused = false;
+  request->queued_eager = false;
   ++request->generation;
   return request;
 }
@@ -83,6 +84,18 @@ void Engine::complete(Request* request, Status status, const std::string& messag
 
 void Engine::end_request(Request* request, Status status, const std::string& message) {
   if (request->done || request->ending) return;
+  if (request->queued_eager) {
+    // Its message never goes out, so the ones queued after it must not either (the receiver would
+    // take them for it): the communicator is broken, and the queue drops its eager messages.
+    Group* group = find_group(group_of_context(request->context));
+    if (group != nullptr && !group->aborted_ && group->broken_ == RCC_SUCCESS) {
+      group->broken_ = status;
+      group->broken_message_ = "a message to rank " + std::to_string(request->peer) +
+                               " waiting for room could not be sent (" + message + "); later ones would be out of step";
+      group->unusable_.store(true, std::memory_order_release);
+      some_group_unusable_ = true;
+    }
+  }
   if (request->kind == Request::Kind::kRecv && !request->transfer_in_flight) matcher_.unpost(request);
   const bool peer_alive = request->peer >= 0 && request->peer < size_ && request->peer != rank_ &&
                           !peers_[static_cast<size_t>(request->peer)].failed;
@@ -140,6 +153,7 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
     // buffer and completes once written into a slot, so a sender that outruns its peer waits (as
     // a standard-mode MPI send may) instead of queueing copies without bound (a root broadcasting
     // 8 bytes two million times over TCP held 250 MB of them).
+    request->queued_eager = true;
     queued.push_back({message_header(tag, context, bytes, 0), {}, request, request->generation});
     *out = request;
     return RCC_SUCCESS;

@@ -45,6 +45,9 @@ struct Request {
   // A receive whose sender answered its clear-to-send with a refusal (the sender's communicator
   // failed first): it waits for this rank to see that failure too, which names the rank that died.
   bool refused = false;
+  // An eager send waiting in its peer's queue as the caller's buffer (PeerState::PendingMessage),
+  // not yet written: ending it before then breaks its communicator (engine.cc end_request).
+  bool queued_eager = false;
   // Counts the reuses of this slot of the request table: a late answer about an earlier request
   // with the same index (a clear-to-send, a write completion) is recognised and ignored.
   uint32_t generation = 0;

@@ -97,12 +97,22 @@ Status Engine::flush_pending(int peer) {
     PeerState::PendingMessage message = std::move(state.pending_messages.front());
     state.pending_messages.pop_front();
     Request* send = message.send;
+    const bool live = send == nullptr || (send->in_use && !send->done && send->generation == message.send_generation);
+    if (message.header.type == SlotType::kEager) {
+      // A message of a communicator destroyed, aborted or broken meanwhile is dropped (its
+      // receiver no longer takes it in order), and a referenced buffer not read: it may be gone.
+      std::string why;
+      const Status usable = group_state(find_group(group_of_context(message.header.context)), &why);
+      if (usable != RCC_SUCCESS || !live) {
+        if (live && send != nullptr) complete(send, usable, why);
+        continue;
+      }
+    }
     if (send == nullptr) {
       RCC_RETURN_IF_ERROR(write_slot(peer, message.header, message.payload.data(), message.payload.size()));
       continue;
     }
-    // Ended meanwhile (its communicator aborted, RCC_TIMEOUT): its buffer may be gone; not sent.
-    if (!send->in_use || send->done || send->generation != message.send_generation) continue;
+    send->queued_eager = false;
     const Status status = write_slot(peer, message.header, send->buffer, send->bytes);
     if (status != RCC_SUCCESS) {
       complete(send, status, last_error());

@@ -159,6 +159,19 @@ TEST(Settings, PerCallReadsSeeEveryChangeOfTheEnvironment) {
   EXPECT_STREQ(rcc::settings::per_call(algo), "");
   setenv("RCC_ALGO", "allgather:ring", 1);
   EXPECT_STREQ(rcc::settings::per_call(algo), "allgather:ring");
+  // Absent, then the last entry removed and set again after the name was added and another
+  // removed: glibc hands back the last entry's string, and the array's length is the same.
+  unsetenv("RCC_ALGO");
+  setenv("RCC_TEST_LAST", "1", 1);
+  EXPECT_STREQ(rcc::settings::per_call(algo), "");
+  unsetenv("RCC_TEST_LAST");
+  setenv("RCC_ALGO", "allreduce:ring", 1);
+  unsetenv("RCC_TEST_FILLER_3");
+  setenv("RCC_TEST_LAST", "1", 1);
+  EXPECT_STREQ(rcc::settings::per_call(algo), "allreduce:ring");
+  unsetenv("RCC_TEST_LAST");
+  setenv("RCC_ALGO", "allgather:ring", 1);
+  EXPECT_STREQ(rcc::settings::per_call(algo), "allgather:ring");
   std::string on_other_thread;
   std::thread([&] { on_other_thread = rcc::settings::per_call(algo); }).join();
   EXPECT_EQ(on_other_thread, "allgather:ring");
