@@ -89,11 +89,9 @@ void Engine::end_request(Request* request, Status status, const std::string& mes
     // take them for it): the communicator is broken, and the queue drops its eager messages.
     Group* group = find_group(group_of_context(request->context));
     if (group != nullptr && !group->aborted_ && group->broken_ == RCC_SUCCESS) {
-      group->broken_ = status;
-      group->broken_message_ = "a message to rank " + std::to_string(request->peer) +
-                               " waiting for room could not be sent (" + message + "); later ones would be out of step";
-      group->unusable_.store(true, std::memory_order_release);
-      some_group_unusable_ = true;
+      break_group(group, status,
+                  "a message to rank " + std::to_string(request->peer) + " waiting for room could not be sent (" +
+                      message + "); later ones would be out of step");
     }
   }
   if (request->kind == Request::Kind::kRecv && !request->transfer_in_flight) matcher_.unpost(request);

@@ -153,6 +153,8 @@ class Engine final {
   // Ends every unfinished request of a group that became unusable, and every one with `peer`
   // (>= 0: it failed), taking posted receives off the matcher.
   void end_requests_of_unusable(int peer);
+  // Marks a usable group broken with status and message (its later operations fail with them).
+  void break_group(Group* group, Status status, std::string message);
   void break_tied_locked();  // Engine::tie
   void complete(Request* request, Status status, const std::string& message = {});
   // Ends a request with a failure: at once, or, while a live peer may still write into its buffer

@@ -1,6 +1,7 @@
 // The engine's groups (group.h): making and removing them, aborting one, and what a peer's failure
 // does to each.
 #include <algorithm>
+#include <utility>
 
 #include "base/log.h"
 #include "p2p/engine.h"
@@ -142,15 +143,19 @@ void Engine::fail_peer_locked(int peer, Status status, const std::string& messag
   for (const auto& group : groups_) {
     const int rank_in_group = group->rank_of(peer);
     if (rank_in_group < 0 || group->broken_ != RCC_SUCCESS) continue;
-    group->broken_ = status;
-    group->broken_message_ = group.get() == world_
-                                 ? message
-                                 : message + " (rank " + std::to_string(rank_in_group) + " of this communicator)";
-    group->unusable_.store(true, std::memory_order_release);
-    some_group_unusable_ = true;
+    break_group(group.get(), status,
+                group.get() == world_ ? message
+                                      : message + " (rank " + std::to_string(rank_in_group) + " of this communicator)");
   }
   break_tied_locked();
   end_requests_of_unusable(peer);
+}
+
+void Engine::break_group(Group* group, Status status, std::string message) {
+  group->broken_ = status;
+  group->broken_message_ = std::move(message);
+  group->unusable_.store(true, std::memory_order_release);
+  some_group_unusable_ = true;
 }
 
 void Engine::end_requests_of_unusable(int peer) {

@@ -101,10 +101,12 @@ Status Engine::flush_pending(int peer) {
     if (message.header.type == SlotType::kEager) {
       // A message of a communicator destroyed, aborted or broken meanwhile is dropped (its
       // receiver no longer takes it in order), and a referenced buffer not read: it may be gone.
-      std::string why;
-      const Status usable = group_state(find_group(group_of_context(message.header.context)), &why);
-      if (usable != RCC_SUCCESS || !live) {
-        if (live && send != nullptr) complete(send, usable, why);
+      const Group* group = find_group(group_of_context(message.header.context));
+      const bool usable = group != nullptr && !group->aborted_ && group->broken_ == RCC_SUCCESS;
+      if (!usable || !live) {
+        std::string why;  // built only for a message dropped
+        const Status status = group_state(group, &why);
+        if (live && send != nullptr) complete(send, status, why);
         continue;
       }
     }
