@@ -31,9 +31,11 @@ class Rendezvous : public Exchange {
   // What it is, for messages and RCC_DEBUG=INFO ("the store at host:port", "PMIx server ...").
   virtual std::string describe() const = 0;
   // Collective: no rank returns before every rank arrived; progress() runs while waiting (a last
-  // message may still have to go out). A rank that does not arrive within timeout_s:
-  // RCC_ERR_TIMEOUT naming it.
-  virtual Status leave_together(double timeout_s, const std::function<void()>& progress) = 0;
+  // message may still have to go out). A rank for which departed(rank) turns true left without
+  // meeting (after an abort or a failure it saw) and is not waited for. A rank that does neither
+  // within timeout_s: RCC_ERR_TIMEOUT naming it.
+  virtual Status leave_together(double timeout_s, const std::function<void()>& progress,
+                                const std::function<bool(int rank)>& departed) = 0;
 };
 
 }  // namespace rcc::bootstrap

@@ -42,7 +42,12 @@ struct Pending {
 }  // namespace
 
 LivenessMonitor::LivenessMonitor(int rank, int size, FailureCallback on_failure)
-    : rank_(rank), size_(size), on_failure_(std::move(on_failure)), fds_(size, -1), hosts_(size), said_goodbye_(size) {}
+    : rank_(rank),
+      size_(size),
+      on_failure_(std::move(on_failure)),
+      fds_(size, -1),
+      hosts_(size),
+      said_goodbye_(new std::atomic<bool>[size]()) {}
 
 LivenessMonitor::~LivenessMonitor() {
   // Stop the watcher first: it closes sockets of dead peers, so only this thread may touch fds_.
@@ -223,7 +228,7 @@ void LivenessMonitor::beat() {
 void LivenessMonitor::drop_silent(const std::vector<Clock::time_point>& heard, Clock::time_point now) {
   const auto limit = std::chrono::duration<double>(peer_timeout_s_);
   for (int peer = 0; peer < size_; ++peer) {
-    if (fds_[peer] < 0 || said_goodbye_[peer] || now - heard[peer] < limit) continue;
+    if (fds_[peer] < 0 || said_goodbye_[peer].load(std::memory_order_relaxed) || now - heard[peer] < limit) continue;
     ::close(fds_[peer]);
     fds_[peer] = -1;
     char why[512];
@@ -277,13 +282,14 @@ void LivenessMonitor::watch() {
       ssize_t n = ::recv(fds_[peer], buffer, sizeof buffer, MSG_DONTWAIT);
       if (n > 0) {
         heard[static_cast<size_t>(peer)] = now;
-        if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n)) != nullptr) said_goodbye_[peer] = true;
+        if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n)) != nullptr)
+          said_goodbye_[peer].store(true, std::memory_order_release);
         continue;
       }
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
       ::close(fds_[peer]);
       fds_[peer] = -1;
-      if (said_goodbye_[peer]) continue;
+      if (said_goodbye_[peer].load(std::memory_order_relaxed)) continue;
       on_failure_(peer, "rank " + std::to_string(peer) + " (host " + hosts_[peer] +
                             ") died: its connection closed without a goodbye (the process exited or was killed)");
     }

@@ -7,6 +7,7 @@
 // long is reported unreachable.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -31,6 +32,9 @@ class LivenessMonitor {
                       FailureCallback on_failure, std::unique_ptr<LivenessMonitor>* out);
   ~LivenessMonitor();  // says goodbye to every peer, stops the thread, closes the sockets
 
+  // Whether peer said goodbye: it has ended its job's connections and writes nothing more.
+  bool has_left(int peer) const { return said_goodbye_[peer].load(std::memory_order_acquire); }
+
  private:
   LivenessMonitor(int rank, int size, FailureCallback on_failure);
   Status connect_mesh(Exchange& exchange, const std::string& secret, double timeout_s);
@@ -47,9 +51,9 @@ class LivenessMonitor {
   FailureCallback on_failure_;
   int listen_fd_ = -1;
   int wake_pipe_[2] = {-1, -1};
-  std::vector<int> fds_;            // per peer; -1 for self
-  std::vector<std::string> hosts_;  // per peer
-  std::vector<bool> said_goodbye_;
+  std::vector<int> fds_;                               // per peer; -1 for self
+  std::vector<std::string> hosts_;                     // per peer
+  std::unique_ptr<std::atomic<bool>[]> said_goodbye_;  // set by the watcher, read by has_left
   std::thread watcher_;
 };
 

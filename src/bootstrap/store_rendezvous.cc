@@ -36,7 +36,8 @@ std::string StoreRendezvous::describe() const { return store_->describe(); }
 // hosting the store, if a rank does (it says so in its announcement), leaves last, so no one loses
 // the store during the wait. Every key is consumable: a finished job leaves nothing in a store that
 // outlives it (rccrun's, for jobs of many rcc_comm_init).
-Status StoreRendezvous::leave_together(double timeout_s, const std::function<void()>& progress) {
+Status StoreRendezvous::leave_together(double timeout_s, const std::function<void()>& progress,
+                                       const std::function<bool(int rank)>& departed) {
   const Clock::time_point deadline = deadline_after(timeout_s);
   if (size_ == 1) return RCC_SUCCESS;
   const std::string prefix = prefix_ + "/leaving/";
@@ -45,14 +46,16 @@ Status StoreRendezvous::leave_together(double timeout_s, const std::function<voi
                                              hosting ? std::vector<uint8_t>{1} : std::vector<uint8_t>{},
                                              static_cast<uint32_t>(size_ - 1)));
   bool a_rank_hosts = hosting;
+  std::vector<bool> met(static_cast<size_t>(size_), false);
   for (int peer = 0; peer < size_; ++peer) {
     if (peer == rank_) continue;
     const std::string key = prefix + std::to_string(peer);
+    bool arrived = false;
     for (;;) {
-      bool found = false;
       std::vector<uint8_t> ignored;
-      RCC_RETURN_IF_ERROR(store_->try_get(key, &found, &ignored));
-      if (found) break;
+      RCC_RETURN_IF_ERROR(store_->try_get(key, &arrived, &ignored));
+      if (arrived) break;
+      if (departed(peer)) break;  // it left without meeting: it writes nothing more
       if (Clock::now() > deadline) {
         return fail(RCC_ERR_TIMEOUT, "rank %d did not reach rcc_comm_destroy within %.0f s", peer, timeout_s);
       }
@@ -60,14 +63,16 @@ Status StoreRendezvous::leave_together(double timeout_s, const std::function<voi
       // A store round trip per poll: no point polling faster than the wait policy's sleeps.
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
+    if (!arrived) continue;
     std::vector<uint8_t> announcement;  // read once more, counted: the key goes after the last reader
     RCC_RETURN_IF_ERROR(store_->get(key, timeout_s, &announcement));
+    met[static_cast<size_t>(peer)] = true;
     a_rank_hosts = a_rank_hosts || (announcement.size() == 1 && announcement[0] == 1);
   }
   if (hosting) {
     for (int peer = 0; peer < size_; ++peer) {
       std::vector<uint8_t> ignored;
-      if (peer != rank_)
+      if (peer != rank_ && met[static_cast<size_t>(peer)])
         RCC_RETURN_IF_ERROR(store_->get(prefix_ + "/left/" + std::to_string(peer), timeout_s, &ignored));
     }
   } else if (a_rank_hosts) {

@@ -45,7 +45,8 @@ class StoreRendezvous final : public Rendezvous {
   Status allgather(const std::string& name, const std::vector<uint8_t>& mine, double timeout_s,
                    std::vector<std::vector<uint8_t>>* all) override;
   std::string describe() const override;
-  Status leave_together(double timeout_s, const std::function<void()>& progress) override;
+  Status leave_together(double timeout_s, const std::function<void()>& progress,
+                        const std::function<bool(int rank)>& departed) override;
 
  private:
   std::unique_ptr<StoreServer> server_;  // declared first: goes last

@@ -33,7 +33,12 @@ Status destroy_comm(rcc_comm* comm) {
   // or a communicator was aborted.
   if (last && !job->engine->broken()) {
     p2p::Engine& engine = *job->engine;
-    if (job->rendezvous->leave_together(job->timeout_s, [&engine] { engine.progress(); }) != RCC_SUCCESS) {
+    const bootstrap::LivenessMonitor& liveness = *job->liveness;
+    // A peer that aborted a communicator leaves without meeting (below) and says goodbye: no one
+    // waits for it (its RCC_TIMEOUT, 60 s by default).
+    if (job->rendezvous->leave_together(
+            job->timeout_s, [&engine] { engine.progress(); },
+            [&liveness](int peer) { return liveness.has_left(peer); }) != RCC_SUCCESS) {
       RCC_INFO("rcc_comm_destroy: peers did not all arrive: %s", last_error().c_str());
     }
   } else if (last && job->engine->peer_has_failed()) {

@@ -149,6 +149,40 @@ TEST(PointToPoint, AbortEndsSendsWaitingForRoom) {
   RCC_ASSERT_OK(rcc_comm_destroy(dup));
 }
 
+// A send that completed is delivered whatever its sender does next: the copies still waiting
+// for a slot when their communicator is destroyed go out (rcc_comm_destroy of a communicator
+// that is not the job's last does not wait; the world barrier after it progresses). The
+// receiver sleeps, so the sender fills its slots and its window of copies, exactly.
+TEST(PointToPoint, SendsCompletedBeforeDestroyStillArrive) {
+  if (size() < 2) GTEST_SKIP() << "needs two ranks";
+  const char* slots_setting = std::getenv("RCC_EAGER_SLOTS");
+  const int slots = slots_setting != nullptr ? std::atoi(slots_setting) : 32;
+  const int count = 2 * slots;  // the slots, then as many copies
+  rcc_comm_t dup = nullptr;
+  RCC_ASSERT_OK(rcc_comm_dup(comm(), &dup));
+  if (rank() == 0) {
+    for (int32_t i = 0; i < count; ++i) RCC_ASSERT_OK(rcc_send(dup, &i, 1, RCC_INT32, 1, 5));
+    RCC_ASSERT_OK(rcc_comm_destroy(dup));
+  } else if (rank() == 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // Polled with a deadline of its own: a message lost fails here, not at RCC_TIMEOUT.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (int32_t i = 0; i < count; ++i) {
+      int32_t got = -1;
+      rcc_request_t request = nullptr;
+      RCC_ASSERT_OK(rcc_irecv(dup, &got, 1, RCC_INT32, 0, 5, &request));
+      int done = 0;
+      while (done == 0 && std::chrono::steady_clock::now() < deadline) RCC_ASSERT_OK(rcc_test(request, &done));
+      ASSERT_EQ(done, 1) << "message " << i << " of " << count << " never arrived";
+      ASSERT_EQ(got, i);
+    }
+    RCC_ASSERT_OK(rcc_comm_destroy(dup));
+  } else {
+    RCC_ASSERT_OK(rcc_comm_destroy(dup));
+  }
+  RCC_ASSERT_OK(rcc_barrier(comm()));
+}
+
 TEST(PointToPoint, LargeOutstandingMixedWithSmall) {
   if (size() < 2) GTEST_SKIP() << "needs two ranks";
   if (rank() > 1) return;

@@ -187,7 +187,9 @@ class PmixRendezvous final : public Rendezvous {
   }
 
   // A fence without data, waited for while progressing.
-  Status leave_together(double timeout_s, const std::function<void()>& progress) override {
+  // A rank that departed cannot join the fence any more: then no one waits for the others.
+  Status leave_together(double timeout_s, const std::function<void()>& progress,
+                        const std::function<bool(int rank)>& departed) override {
     const std::string key = prefix_ + "leaving";
     std::lock_guard<std::mutex> fences(g_fence_mutex);
     RCC_RETURN_IF_ERROR(post(key, {}));
@@ -224,6 +226,12 @@ class PmixRendezvous final : public Rendezvous {
                     timeout_s);
       }
       progress();
+      for (int rank = 0; rank < size_; ++rank) {
+        if (rank != rank_ && departed(rank)) {
+          // The fence's state is left to its callback, which PMIx's timeout still brings.
+          return fail(RCC_ERR_PEER_FAILED, "rank %d left without meeting the others at rcc_comm_destroy", rank);
+        }
+      }
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     const pmix_status_t status = fence->status.load();
