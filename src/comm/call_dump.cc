@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 
 #include "base/log.h"
@@ -87,14 +88,26 @@ std::string format_call_dump(int rank, int size, const p2p::Engine::GroupMembers
   return out;
 }
 
-void write_call_dump(int rank, const std::string& text) {
+namespace {
+
+// One dump at a time: the writers share a temporary file name, and a rank that dumped on its own
+// failure keeps that dump when rccrun's request comes after it (see dump_calls_when_asked).
+// Taken only around the write, never while asking the engine (whose lock the timeout hook holds).
+std::mutex g_dump_mutex;
+// A rank dumps once on its own (the first failure says the most; the requests drained after a
+// timeout time out too, and say less). Asked for it by rccrun, it dumps every time.
+std::atomic<bool> g_dumped_on_failure{false};  // set under g_dump_mutex
+
+std::string dump_path(const std::string& dir, int rank) { return dir + "/rcc-calls." + std::to_string(rank) + ".txt"; }
+
+void write_locked(int rank, const std::string& text) {
   const std::string dir = settings::text("RCC_DEBUG_DUMP_DIR");
   if (dir.empty()) {
     std::fprintf(stderr, "%s", text.c_str());
     return;
   }
   // Written to a temporary name and renamed: a reader never sees half a dump.
-  const std::string path = dir + "/rcc-calls." + std::to_string(rank) + ".txt";
+  const std::string path = dump_path(dir, rank);
   const std::string temporary = path + ".tmp";
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   bool ok = fd >= 0;
@@ -107,25 +120,34 @@ void write_call_dump(int rank, const std::string& text) {
   }
 }
 
-void dump_calls(JobConnections& job, const char* reason) {
-  write_call_dump(job.rank, format_call_dump(job.rank, job.size, job.engine->group_members(),
-                                             job.engine->pending_requests(), reason));
+// Writes the dump of a failure unless this rank has written one already.
+void write_failure_dump(int rank, const std::string& text) {
+  std::lock_guard<std::mutex> lock(g_dump_mutex);
+  if (g_dumped_on_failure.exchange(true)) return;
+  write_locked(rank, text);
 }
 
-namespace {
-
-// A rank dumps once on its own (the first failure says the most; the requests drained after a
-// timeout time out too, and say less). Asked for it by rccrun, it dumps every time.
-std::atomic<bool> g_dumped_on_failure{false};
-
 }  // namespace
+
+void dump_calls_when_asked(JobConnections& job) {
+  const std::string text =
+      format_call_dump(job.rank, job.size, job.engine->group_members(), job.engine->pending_requests(), "signal");
+  std::lock_guard<std::mutex> lock(g_dump_mutex);
+  // rccrun asks the ranks that have no dump yet once one rank timed out. A rank whose own failure
+  // dump landed meanwhile keeps it: written inside the failed call, it says whom the call waited
+  // for, where this one would show the call over. rccrun removes the file before it asks for a
+  // fresh table (SIGUSR1), so that request still gets the present state.
+  const std::string dir = settings::text("RCC_DEBUG_DUMP_DIR");
+  if (g_dumped_on_failure && !dir.empty() && ::access(dump_path(dir, job.rank).c_str(), F_OK) == 0) return;
+  write_locked(job.rank, text);
+}
 
 void dump_calls_on_first_timeout(JobConnections& job) {
   const int rank = job.rank, size = job.size;
   job.engine->set_timeout_hook(
       [rank, size](const p2p::Engine::GroupMembers& groups, const std::vector<p2p::Engine::PendingRequest>& pending) {
-        if (g_dumped_on_failure.exchange(true)) return;
-        write_call_dump(rank, format_call_dump(rank, size, groups, pending, "timeout"));
+        if (g_dumped_on_failure.load()) return;
+        write_failure_dump(rank, format_call_dump(rank, size, groups, pending, "timeout"));
       });
 }
 
@@ -133,8 +155,10 @@ void dump_calls_after_failure(JobConnections& job, Status status) {
   // Other failures (a dead peer) are dumped only where rccrun collects dumps: on stderr they
   // would only repeat what the error says.
   if (status != RCC_ERR_TIMEOUT && settings::text("RCC_DEBUG_DUMP_DIR").empty()) return;
-  if (g_dumped_on_failure.exchange(true)) return;
-  dump_calls(job, status == RCC_ERR_TIMEOUT ? "timeout" : "error");
+  if (g_dumped_on_failure.load()) return;  // the common case after a failure: skip formatting
+  write_failure_dump(job.rank,
+                     format_call_dump(job.rank, job.size, job.engine->group_members(), job.engine->pending_requests(),
+                                      status == RCC_ERR_TIMEOUT ? "timeout" : "error"));
 }
 
 std::string describe_call(const rcc_comm& comm, int op, uint64_t sequence) {

@@ -15,11 +15,12 @@ namespace rcc {
 // A rank's dump as text, from what the engine says is unfinished and its groups.
 std::string format_call_dump(int rank, int size, const p2p::Engine::GroupMembers& groups,
                              const std::vector<p2p::Engine::PendingRequest>& pending, const char* reason);
-// Writes a dump to RCC_DEBUG_DUMP_DIR/rcc-calls.RANK.txt (replacing an older one), or to stderr
-// when that is unset. Never fails the caller: a dump that cannot be written is logged.
-void write_call_dump(int rank, const std::string& text);
-// Dumps this rank now (rccrun asked for it).
-void dump_calls(JobConnections& job, const char* reason);
+// The dumps below go to RCC_DEBUG_DUMP_DIR/rcc-calls.RANK.txt (replacing an older one), or to
+// stderr when that is unset. They never fail the caller: a dump that cannot be written is logged.
+
+// Dumps this rank now (rccrun asked for it with SIGUSR1), unless the dump this rank wrote on its
+// own failure is still there.
+void dump_calls_when_asked(JobConnections& job);
 // Makes the job's engine dump this rank at its first timeout, while the timed-out call's requests
 // still say whom it waited for.
 void dump_calls_on_first_timeout(JobConnections& job);

@@ -79,7 +79,7 @@ void DumpOnSignal::serve(JobConnections& job) {
     const ssize_t n = ::read(pipe_[0], &byte, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0 || byte == kStop) return;
-    dump_calls(job, "signal");
+    dump_calls_when_asked(job);
   }
 }
 
