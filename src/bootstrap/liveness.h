@@ -32,7 +32,8 @@ class LivenessMonitor {
                       FailureCallback on_failure, std::unique_ptr<LivenessMonitor>* out);
   ~LivenessMonitor();  // says goodbye to every peer, stops the thread, closes the sockets
 
-  // Whether peer said goodbye: it has ended its job's connections and writes nothing more.
+  // Whether peer said goodbye: it is ending its job's connections (a write of its still in flight
+  // then fails on its side only).
   bool has_left(int peer) const { return said_goodbye_[peer].load(std::memory_order_acquire); }
 
  private:

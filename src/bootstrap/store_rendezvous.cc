@@ -35,7 +35,8 @@ std::string StoreRendezvous::describe() const { return store_->describe(); }
 // Every rank announces it is leaving and waits for all others, progressing meanwhile. The rank
 // hosting the store, if a rank does (it says so in its announcement), leaves last, so no one loses
 // the store during the wait. Every key is consumable: a finished job leaves nothing in a store that
-// outlives it (rccrun's, for jobs of many rcc_comm_init).
+// outlives it (rccrun's, for jobs of many rcc_comm_init), unless a rank left without meeting (the
+// keys it did not read stay).
 Status StoreRendezvous::leave_together(double timeout_s, const std::function<void()>& progress,
                                        const std::function<bool(int rank)>& departed) {
   const Clock::time_point deadline = deadline_after(timeout_s);
@@ -52,10 +53,12 @@ Status StoreRendezvous::leave_together(double timeout_s, const std::function<voi
     const std::string key = prefix + std::to_string(peer);
     bool arrived = false;
     for (;;) {
+      // Read before the key: a rank announces before it says goodbye, so one gone with its key
+      // still missing left without meeting (not waited for) and one that met is never skipped.
+      const bool gone = departed(peer);
       std::vector<uint8_t> ignored;
       RCC_RETURN_IF_ERROR(store_->try_get(key, &arrived, &ignored));
-      if (arrived) break;
-      if (departed(peer)) break;  // it left without meeting: it writes nothing more
+      if (arrived || gone) break;
       if (Clock::now() > deadline) {
         return fail(RCC_ERR_TIMEOUT, "rank %d did not reach rcc_comm_destroy within %.0f s", peer, timeout_s);
       }

@@ -92,7 +92,7 @@ namespace {
 
 // One dump at a time: the writers share a temporary file name, and a rank that dumped on its own
 // failure keeps that dump when rccrun's request comes after it (see dump_calls_when_asked).
-// Taken only around the write, never while asking the engine (whose lock the timeout hook holds).
+// Never held while asking the engine: the timeout hook takes it under the engine's lock.
 std::mutex g_dump_mutex;
 // A rank dumps once on its own (the first failure says the most; the requests drained after a
 // timeout time out too, and say less). Asked for it by rccrun, it dumps every time.

@@ -34,8 +34,8 @@ Status destroy_comm(rcc_comm* comm) {
   if (last && !job->engine->broken()) {
     p2p::Engine& engine = *job->engine;
     const bootstrap::LivenessMonitor& liveness = *job->liveness;
-    // A peer that aborted a communicator leaves without meeting (below) and says goodbye: no one
-    // waits for it (its RCC_TIMEOUT, 60 s by default).
+    // A peer that aborted a communicator or saw a failure leaves without meeting (the condition
+    // above) and says goodbye: no one waits for it (RCC_TIMEOUT, 60 s by default).
     if (job->rendezvous->leave_together(
             job->timeout_s, [&engine] { engine.progress(); },
             [&liveness](int peer) { return liveness.has_left(peer); }) != RCC_SUCCESS) {

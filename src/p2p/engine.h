@@ -155,6 +155,9 @@ class Engine final {
   void end_requests_of_unusable(int peer);
   // Marks a usable group broken with status and message (its later operations fail with them).
   void break_group(Group* group, Status status, std::string message);
+  // dropped_groups_: records that a destroyed group's queued eager messages are dropped.
+  void drop_eager_messages_of(uint32_t group_id);
+  bool eager_messages_dropped(uint32_t group_id) const;
   void break_tied_locked();  // Engine::tie
   void complete(Request* request, Status status, const std::string& message = {});
   // Ends a request with a failure: at once, or, while a live peer may still write into its buffer
@@ -258,6 +261,10 @@ class Engine final {
   Group* world_ = nullptr;
   uint32_t next_group_id_ = 1;
   bool some_group_unusable_ = false;
+  // Ids of destroyed groups whose queued eager messages are dropped, not written: the group was
+  // aborted or broken when destroyed, or one of its sends waiting for room ended after it was (its
+  // later messages would be out of step). Ids are never reused.
+  std::vector<uint32_t> dropped_groups_;
   bool some_peer_failed_ = false;
 
   // Their registrations (the areas are declared before transport_).

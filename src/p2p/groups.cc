@@ -77,7 +77,18 @@ void Engine::remove_group(Group* group) {
     if (other->owner_ == group) other->owner_ = nullptr;
   }
   auto it = std::find_if(groups_.begin(), groups_.end(), [group](const auto& g) { return g.get() == group; });
-  if (it != groups_.end()) groups_.erase(it);
+  if (it == groups_.end()) return;
+  // Its queued eager messages still go out unless it could no longer send them in order.
+  if (group->aborted_ || group->broken_ != RCC_SUCCESS) drop_eager_messages_of(group->id_);
+  groups_.erase(it);
+}
+
+void Engine::drop_eager_messages_of(uint32_t group_id) {
+  if (!eager_messages_dropped(group_id)) dropped_groups_.push_back(group_id);
+}
+
+bool Engine::eager_messages_dropped(uint32_t group_id) const {
+  return std::find(dropped_groups_.begin(), dropped_groups_.end(), group_id) != dropped_groups_.end();
 }
 
 Group* Engine::find_group(uint32_t id) const {

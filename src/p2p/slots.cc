@@ -101,11 +101,14 @@ Status Engine::flush_pending(int peer) {
     if (message.header.type == SlotType::kEager) {
       // A message of a communicator aborted or broken meanwhile is dropped (its receiver no longer
       // takes it in order), and a referenced buffer not read: its caller may have let it go. One of
-      // a communicator destroyed since is still written: its send completed (a copy) or is still
-      // pending (the buffer is the request's until it ends), and the receiver's communicator may
-      // wait for it; rcc_comm_destroy progresses until every peer has left, so it goes out.
-      const Group* group = find_group(group_of_context(message.header.context));
-      const bool usable = group == nullptr || (!group->aborted_ && group->broken_ == RCC_SUCCESS);
+      // a communicator destroyed since is still written, unless it was destroyed unusable or lost
+      // a message since (dropped_groups_): its send completed (a copy) or is still pending (the
+      // buffer is the request's until it ends), and the receiver's communicator may wait for it.
+      // rcc_comm_destroy progresses until every peer has left, so it goes out.
+      const uint32_t group_id = group_of_context(message.header.context);
+      const Group* group = find_group(group_id);
+      const bool usable =
+          group == nullptr ? !eager_messages_dropped(group_id) : !group->aborted_ && group->broken_ == RCC_SUCCESS;
       if (!usable || !live) {
         std::string why;  // built only for a message dropped
         const Status status = group_state(group, &why);

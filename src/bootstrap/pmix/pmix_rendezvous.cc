@@ -186,10 +186,11 @@ class PmixRendezvous final : public Rendezvous {
     return RCC_SUCCESS;
   }
 
-  // A fence without data, waited for while progressing.
-  // A rank that departed cannot join the fence any more: then no one waits for the others.
+  // A fence without data, waited for while progressing. A rank that departed without it is still
+  // waited for until PMIx's timeout ends the fence: leaving a fence half-way would leave it pending
+  // in the server, where the process's next fence could pair with it.
   Status leave_together(double timeout_s, const std::function<void()>& progress,
-                        const std::function<bool(int rank)>& departed) override {
+                        const std::function<bool(int rank)>& /*departed*/) override {
     const std::string key = prefix_ + "leaving";
     std::lock_guard<std::mutex> fences(g_fence_mutex);
     RCC_RETURN_IF_ERROR(post(key, {}));
@@ -226,12 +227,6 @@ class PmixRendezvous final : public Rendezvous {
                     timeout_s);
       }
       progress();
-      for (int rank = 0; rank < size_; ++rank) {
-        if (rank != rank_ && departed(rank)) {
-          // The fence's state is left to its callback, which PMIx's timeout still brings.
-          return fail(RCC_ERR_PEER_FAILED, "rank %d left without meeting the others at rcc_comm_destroy", rank);
-        }
-      }
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     const pmix_status_t status = fence->status.load();
