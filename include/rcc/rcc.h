@@ -130,8 +130,9 @@ rcc_status_t rcc_comm_transport(rcc_comm_t comm, const char** name);
 /* Makes every pending and later call on comm return RCC_ERR_ABORTED; never blocks on peers. */
 rcc_status_t rcc_comm_abort(rcc_comm_t comm);
 /* Local for a sub-communicator; the job's last communicator first waits for the other ranks to
- * destroy theirs (RCC_TIMEOUT), progressing meanwhile. Completed sends are still delivered;
- * docs/communicators.md says when a rank does not wait. */
+ * destroy theirs (at most RCC_TIMEOUT), progressing meanwhile. Completed sends are still
+ * delivered. A rank that aborted a communicator or saw a failure does not wait, and the others do
+ * not wait for it (docs/communicators.md). */
 rcc_status_t rcc_comm_destroy(rcc_comm_t comm);
 /* Collective over comm. Ranks passing the same color form one new communicator, ranked by key,
  * ties by rank in comm. color >= 0 or RCC_UNDEFINED (then *newcomm = NULL). The new communicator

@@ -28,6 +28,11 @@ for n in 2 4; do
 done
 run_job "mpirun, a rank never joins the fence" fail "rank 2 of 3 did not arrive at the PMIx fence" -- \
   $mpirun -n 3 -x RCC_TEST_STALL_RANK=2 -x RCC_BOOTSTRAP_TIMEOUT=3 "$probe"
+# A rank that aborted a communicator leaves at its last rcc_comm_destroy without the closing fence;
+# the others' fence ends as its process does, which is no warning (and no wait for RCC_TIMEOUT).
+JOB_LIMIT=20 run_job "mpirun -n 3, a rank that aborted leaves first" 0 "rank 0 left without meeting the others" \
+  '!WARN' -- $mpirun -n 3 -x RCC_DEBUG=INFO -x RCC_TIMEOUT=60 "$p2p" --gtest_brief=1 \
+  --gtest_filter=PointToPoint.AbortEndsSendsWaitingForRoom
 run_job "mpirun with RCC_PMIX=0 (Open MPI's variables)" 0 "launch probe: 3 ranks ok" "from openmpi" -- \
   $mpirun -n 3 -x RCC_PMIX=0 -x RCC_DEBUG=INFO -x RCC_STORE_DIR="$store" "$probe"
 finish
