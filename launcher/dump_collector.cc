@@ -20,12 +20,10 @@ constexpr auto kAnswerTime = std::chrono::seconds(3);
 // While waiting for answers, look this often.
 constexpr auto kLookEvery = std::chrono::milliseconds(50);
 
-std::string dump_path(const std::string& dir, int rank) { return dir + "/rcc-calls." + std::to_string(rank) + ".txt"; }
-
 // Whether the rank has its SIGUSR1 handler (without it the signal would end the process).
 bool ready(const std::string& dir, const Rank& rank) {
   return rank.running && rank.local && rank.pid > 0 &&
-         access((dir + "/rcc-calls." + std::to_string(rank.rank) + ".ready").c_str(), F_OK) == 0;
+         access(rcc::report::ready_file(dir, rank.rank).c_str(), F_OK) == 0;
 }
 
 }  // namespace
@@ -68,7 +66,7 @@ bool DumpCollector::prepare(Options* options) {
   return true;
 }
 
-bool DumpCollector::has_dump(int rank) const { return access(dump_path(dir_, rank).c_str(), F_OK) == 0; }
+bool DumpCollector::has_dump(int rank) const { return access(rcc::report::dump_file(dir_, rank).c_str(), F_OK) == 0; }
 
 void DumpCollector::request_fresh(const std::vector<Rank>& ranks) {
   if (!enabled()) {
@@ -77,7 +75,7 @@ void DumpCollector::request_fresh(const std::vector<Rank>& ranks) {
   }
   asked_.clear();
   for (const Rank& rank : ranks) {
-    unlink(dump_path(dir_, rank.rank).c_str());
+    unlink(rcc::report::dump_file(dir_, rank.rank).c_str());
     if (ready(dir_, rank) && kill(rank.pid, SIGUSR1) == 0) asked_.push_back(rank.rank);
   }
   say("received SIGUSR1: asking %zu rank%s where they are", asked_.size(), asked_.size() == 1 ? "" : "s");

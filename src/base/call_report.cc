@@ -170,6 +170,12 @@ bool parse_dump(const std::string& dump_text, Dump* out, std::string* error) {
   return true;
 }
 
+std::string dump_file(const std::string& dir, int rank) { return dir + "/rcc-calls." + std::to_string(rank) + ".txt"; }
+
+std::string ready_file(const std::string& dir, int rank) {
+  return dir + "/rcc-calls." + std::to_string(rank) + ".ready";
+}
+
 std::vector<Dump> read_dump_dir(const std::string& dir, std::vector<std::string>* problems) {
   std::vector<Dump> dumps;
   DIR* d = opendir(dir.c_str());

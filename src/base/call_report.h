@@ -42,6 +42,11 @@ struct Dump {
   std::vector<Call> calls;                     // oldest first
 };
 
+// Where a rank's dump goes in DIR (rcc-calls.RANK.txt), and the file saying that rank may be asked
+// for one with SIGUSR1 (rcc-calls.RANK.ready): named here once for the library and rccrun.
+std::string dump_file(const std::string& dir, int rank);
+std::string ready_file(const std::string& dir, int rank);
+
 // Parses one rank's dump; false (with *error) if it is not one.
 bool parse_dump(const std::string& text, Dump* out, std::string* error);
 // Reads DIR/rcc-calls.*.txt; *problems lists files that could not be read or parsed.

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <set>
 
+#include "base/call_report.h"
 #include "base/log.h"
 #include "base/names.h"
 #include "base/settings.h"
@@ -98,8 +99,6 @@ std::mutex g_dump_mutex;
 // timeout time out too, and say less). Asked for it by rccrun, it dumps every time.
 std::atomic<bool> g_dumped_on_failure{false};  // set under g_dump_mutex
 
-std::string dump_path(const std::string& dir, int rank) { return dir + "/rcc-calls." + std::to_string(rank) + ".txt"; }
-
 void write_locked(int rank, const std::string& text) {
   const std::string dir = settings::text("RCC_DEBUG_DUMP_DIR");
   if (dir.empty()) {
@@ -107,7 +106,7 @@ void write_locked(int rank, const std::string& text) {
     return;
   }
   // Written to a temporary name and renamed: a reader never sees half a dump.
-  const std::string path = dump_path(dir, rank);
+  const std::string path = report::dump_file(dir, rank);
   const std::string temporary = path + ".tmp";
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   bool ok = fd >= 0;
@@ -138,7 +137,7 @@ void dump_calls_when_asked(JobConnections& job) {
   // for, where this one would show the call over. rccrun removes the file before it asks for a
   // fresh table (SIGUSR1), so that request still gets the present state.
   const std::string dir = settings::text("RCC_DEBUG_DUMP_DIR");
-  if (g_dumped_on_failure && !dir.empty() && ::access(dump_path(dir, job.rank).c_str(), F_OK) == 0) return;
+  if (g_dumped_on_failure && !dir.empty() && ::access(report::dump_file(dir, job.rank).c_str(), F_OK) == 0) return;
   write_locked(job.rank, text);
 }
 

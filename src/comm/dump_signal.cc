@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/call_report.h"
 #include "base/cpu.h"
 #include "base/log.h"
 #include "base/settings.h"
@@ -64,7 +65,7 @@ Status DumpOnSignal::start(JobConnections& job, std::unique_ptr<DumpOnSignal>* o
   // rccrun signals only ranks that say they have the handler (before it, SIGUSR1 would end them).
   const std::string dir = settings::text("RCC_DEBUG_DUMP_DIR");
   if (installed && !dir.empty()) {
-    dumper->ready_file_ = dir + "/rcc-calls." + std::to_string(job.rank) + ".ready";
+    dumper->ready_file_ = report::ready_file(dir, job.rank);
     const int fd = ::open(dumper->ready_file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) ::close(fd);
   }

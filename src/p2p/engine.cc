@@ -87,8 +87,9 @@ void Engine::end_request(Request* request, Status status, const std::string& mes
   if (request->queued_eager) {
     // Its message never goes out, so the ones queued after it must not either (the receiver would
     // take them for it): the communicator is broken, and the queue drops its eager messages.
-    Group* group = find_group(group_of_context(request->context));
-    if (group == nullptr) drop_eager_messages_of(group_of_context(request->context));
+    const uint32_t group_id = group_of_context(request->context);
+    Group* group = find_group(group_id);
+    if (group == nullptr) drop_eager_messages_of(group_id);
     if (group != nullptr && !group->aborted_ && group->broken_ == RCC_SUCCESS) {
       break_group(group, status,
                   "a message to rank " + std::to_string(request->peer) + " waiting for room could not be sent (" +
