@@ -74,7 +74,7 @@ for device in $devices; do
 	# levels between namespace hosts (hosts_collectives); here the allreduce runs every algorithm at
 	# two sizes (RandomFloatsWithinRoundingBound) and the hierarchical one in pieces.
 	want collectives && [ $levels = 1 ] && job "collectives suite, levels (shared memory in each guest, verbs between)" \
-		"$me:2,$peer:1" "$device" -- "$build/tests/collectives/collectives_test" \
+		"$me:2,$peer:1" "$device" --env RCC_TEST_REQUIRE_LEVELS=1 -- "$build/tests/collectives/collectives_test" \
 		--gtest_filter='-Vector*.*:Scan.*:Allreduce.EveryTypeOpCountPerAlgorithm'
 	want flat && job "collectives suite, flat over verbs (RCC_SHM=0)" "$me:1,$peer:2" "$device" \
 		--env RCC_SHM=0 -- "$build/tests/collectives/collectives_test"

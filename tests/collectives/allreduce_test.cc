@@ -84,7 +84,7 @@ TEST(Allreduce, RandomFloatsWithinRoundingBound) {
 // element: empty slices and parts on some ranks), 3 MiB of float64 with RCC_AVG six to eight, 1 MiB
 // and 3 bytes of int8 with RCC_MAX three to nine (the last of 3 bytes at 2 x 2: pieces of 256 KiB).
 TEST(Allreduce, HierarchicalInPieces) {
-  if (!levels_enabled()) GTEST_SKIP() << "no levels on this communicator";
+  RCC_SKIP_UNLESS_LEVELS("no levels on this communicator");
   ForceAlgo force("allreduce:hierarchical");
   struct Case {
     rcc_datatype_t type;

@@ -47,6 +47,20 @@ inline bool levels_enabled() {
   const int hosts = hosts_of_comm();
   return !turned_off("RCC_HIERARCHY") && !turned_off("RCC_SHM") && hosts > 1 && ranktest::size() > hosts;
 }
+// Skips a test that needs levels where the communicator has none, except in a job set up to have
+// them (RCC_TEST_REQUIRE_LEVELS=1: between the guests over verbs, between namespace hosts), where
+// that fails: the hierarchical path must not go untested unnoticed.
+#define RCC_SKIP_UNLESS_LEVELS(why)                                                                       \
+  do {                                                                                                    \
+    if (!levels_enabled()) {                                                                              \
+      const char* required = std::getenv("RCC_TEST_REQUIRE_LEVELS");                                      \
+      if (required != nullptr && std::string(required) == "1") {                                          \
+        FAIL() << "no levels on this communicator (" << hosts_of_comm() << " hosts, " << ranktest::size() \
+               << " ranks), though RCC_TEST_REQUIRE_LEVELS=1";                                            \
+      }                                                                                                   \
+      GTEST_SKIP() << why;                                                                                \
+    }                                                                                                     \
+  } while (0)
 // For the collectives with a hierarchical algorithm: and_shm's list, plus "hierarchical" where
 // the communicator has levels.
 inline std::vector<const char*> and_local(std::initializer_list<const char*> algorithms) {

@@ -51,7 +51,7 @@ TEST(Allgather, CountsTypesInAndOutOfPlace) {
 // reduce_scatter needs consecutive ranks, so forcing it there is a usage error (on every rank
 // alike), and the tuner never picks it.
 TEST(Allgather, HostsNotConsecutiveInRankOrder) {
-  if (!levels_enabled()) GTEST_SKIP() << "needs ranks on several hosts, several on some";
+  RCC_SKIP_UNLESS_LEVELS("needs ranks on several hosts, several on some");
   const int ranks = ranktest::size(), rank = ranktest::rank();
   rcc_comm_t mixed = nullptr;
   RCC_ASSERT_OK(rcc_comm_split(ranktest::comm(), 0, (rank % 2) * ranks + rank, &mixed));

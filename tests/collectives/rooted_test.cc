@@ -103,7 +103,7 @@ TEST(Broadcast, RootRunsAheadOfSlowReceivers) {
 // than it posts receives ahead, and a short last piece with fewer elements than channels). Roots
 // first, middle and last: the chain wraps round past the last host.
 TEST(Broadcast, HierarchicalEveryForm) {
-  if (!levels_enabled()) GTEST_SKIP() << "no levels on this communicator";
+  RCC_SKIP_UNLESS_LEVELS("no levels on this communicator");
   ForceAlgo force("broadcast:hierarchical");
   for (size_t count : {size_t{1024}, size_t{192} << 10, (size_t{3} << 20) / 4 + 1}) {
     for (int root : {0, ranktest::size() / 2, ranktest::size() - 1}) {
