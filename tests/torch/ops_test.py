@@ -1,6 +1,7 @@
 """Every operation torch offers on CPU tensors, through the backend "rcc", checked exactly against
 values computed locally and against gloo on the same inputs (a gloo group over the same ranks).
-Run by torchrun (or any launcher, with RCC_TEST_INIT=rcc:// and rcc's rendezvous), 1..4 ranks:
+Run by torchrun (or any launcher, with RCC_TEST_INIT=rcc:// and rcc's rendezvous; RCC_TEST_INIT=store:PATH
+passes init_process_group a FileStore of its own), 1..4 ranks:
 
     torchrun --no_python --nproc_per_node=4 /usr/bin/python3 tests/torch/ops_test.py
 
@@ -333,7 +334,12 @@ def check_unsupported(rank):
 
 def main():
     init = os.environ.get("RCC_TEST_INIT", "env://")
-    dist.init_process_group("rcc", init_method=init)
+    if init.startswith("store:"):  # an explicit store, as a program that makes its own passes it
+        size = int(os.environ["WORLD_SIZE"])
+        dist.init_process_group("rcc", store=dist.FileStore(init[len("store:"):], size),
+                                rank=int(os.environ["RANK"]), world_size=size)
+    else:
+        dist.init_process_group("rcc", init_method=init)
     rank, size = dist.get_rank(), dist.get_world_size()
     gloo = dist.new_group(backend="gloo") if os.environ.get("RCC_TEST_NO_GLOO") is None else None
     quick = os.environ.get("RCC_TEST_QUICK") is not None

@@ -1,9 +1,9 @@
 #!/bin/bash
 # The torch.distributed backend "rcc" under real launchers (Debian's PyTorch, /usr/bin/python3):
 # torchrun -n 1..4 runs every operation, dtype and op against local values and gloo; DDP at 2
-# and 4 ranks against gloo; the other ways torch initialises a group (tcp://, file://) and rcc's own
-# (rcc:// under rccrun); torchrun across two hosts (network namespaces with a hostname and
-# /etc/hosts each) with the c10d rendezvous; a rank killed mid-training.
+# and 4 ranks against gloo; the other ways torch initialises a group (tcp://, file://, an explicit
+# store) and rcc's own (rcc:// under rccrun); torchrun across two hosts (network namespaces with a
+# hostname and /etc/hosts each) with the c10d rendezvous; a rank killed mid-training.
 #   torch_test.sh BUILD_DIR SCRIPTS_DIR
 set -u
 build=$1
@@ -52,6 +52,10 @@ run_job "init_method tcp:// (3 ranks)" 0 "ops_test: [0-9]+ checks passed on 3 ra
   bash -c "spawn 3 'tcp://127.0.0.1:$(free_port)?'"
 run_job "init_method file:// (2 ranks)" 0 "ops_test: [0-9]+ checks passed on 2 rank.*file://" -- \
   bash -c "spawn 2 'file://$dir/filestore?'"
+run_job "an explicit store: init_process_group(store=FileStore) (2 ranks)" 0 \
+  "ops_test: [0-9]+ checks passed on 2 rank.*store:" -- \
+  env RCC_TEST_INIT="store:$dir/explicit-store" RCC_TEST_QUICK=1 \
+  $torchrun --nproc_per_node=2 --master_port="$(free_port)" "$here/ops_test.py"
 run_job "init_method rcc:// under rccrun (3 ranks)" 0 "ops_test: [0-9]+ checks passed on 3 rank.*rcc://" -- \
   env RCC_TEST_INIT=rcc:// RCC_TEST_QUICK=1 "$build/launcher/rccrun" -n 3 "$python" "$here/ops_test.py"
 run_job "a rank killed mid-training (4 ranks)" fail "failure_test rank 0: raised after" \
