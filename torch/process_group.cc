@@ -211,12 +211,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::launch(c10d::OpType type, std::v
       work->complete(std::current_exception());
     }
   };
-  // Small collectives take microseconds: run on the caller when the worker is idle (two thread
-  // hand-offs cost tens of microseconds), larger ones overlap with the caller's computing.
-  if (bytes > kInlineBytes || !worker_->run_now_if_idle(job)) {
-    work->queued_on(worker_);
-    worker_->enqueue(std::move(job), work.get());
-  }
+  // Another group's held job may be what a peer needs before it joins this one.
+  Worker::release_held_jobs(worker_.get());
+  work->queued_on(worker_);
+  // Small collectives take microseconds: held for the caller's wait when the worker is idle (two
+  // thread hand-offs cost tens of microseconds); larger ones overlap with the caller's computing.
+  if (bytes > kInlineBytes || !worker_->hold_if_idle(job, work.get())) worker_->enqueue(std::move(job), work.get());
   return work;
 }
 
@@ -459,6 +459,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::post_p2p(c10d::OpType type, std:
   const at::Tensor& tensor = only(tensors, type == c10d::OpType::SEND ? "send" : "recv");
   const rcc_datatype_t datatype = datatype_of(tensor);
   Staged staged(tensor);
+  Worker::release_held_jobs(nullptr);  // the peer may need a held collective before this message
   rcc_request_t request = nullptr;
   if (type == c10d::OpType::SEND) {
     check(rcc_isend(p2p_comm_, staged.data(), staged.count(), datatype, peer, tag, &request), "send");

@@ -80,7 +80,7 @@ class ProcessGroupRcc final : public c10d::ProcessGroup {
   // Queues body (blocking rcc calls on comm_) on the worker; the Work completes with outputs when
   // it returns, or with its exception.
   c10::intrusive_ptr<c10d::Work> launch(c10d::OpType type, std::vector<at::Tensor> outputs, std::function<void()> body);
-  // Collectives up to this many bytes run on the caller's thread when the worker is idle.
+  // Collectives up to this many bytes are held for the caller's wait when the worker is idle.
   static constexpr size_t kInlineBytes = 64 << 10;
   c10::intrusive_ptr<c10d::Work> post_p2p(c10d::OpType type, std::vector<at::Tensor>& tensors, int peer, int tag);
 

@@ -14,8 +14,22 @@ CollectiveWork::CollectiveWork(int rank, c10d::OpType type, std::vector<at::Tens
       future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {}
 
 bool CollectiveWork::wait(std::chrono::milliseconds timeout) {
-  if (std::shared_ptr<Worker> worker = worker_.lock()) worker->run_if_next(this);
+  if (std::shared_ptr<Worker> worker = worker_.lock()) {
+    Worker::release_held_jobs(worker.get());
+    worker->run_if_next(this);
+  }
+  Worker::release_held_jobs(nullptr);  // this group's too, when this one waits behind it
   return c10d::Work::wait(timeout);
+}
+
+bool CollectiveWork::isCompleted() {
+  Worker::release_held_jobs(nullptr);
+  return c10d::Work::isCompleted();
+}
+
+c10::intrusive_ptr<c10::ivalue::Future> CollectiveWork::getFuture() {
+  Worker::release_held_jobs(nullptr);
+  return future_;
 }
 
 void CollectiveWork::complete(std::exception_ptr error) {

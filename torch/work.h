@@ -18,12 +18,15 @@ namespace rcc_torch {
 class CollectiveWork final : public c10d::Work {
  public:
   CollectiveWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs);
-  // Before the job is queued on the group's worker under this object's address (a job run at once
-  // on the caller's thread has nothing for wait() to take over).
+  // Before the job is queued or held on the group's worker under this object's address.
   void queued_on(std::weak_ptr<Worker> worker) { worker_ = std::move(worker); }
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+  // Both release a held job to the worker first: whoever polls or chains on a future waits for
+  // the worker to run it.
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
+  bool isCompleted() override;
   // Runs the job on the caller's thread if the worker has not started it and nothing is ahead of
-  // it (a blocking call: torch waits right after issuing it), then waits as c10d::Work does.
+  // it (a blocking call: torch waits right after issuing it), then waits as c10d::Work does. Other
+  // groups' held jobs go to their workers first (a peer may need one of them to reach this one).
   bool wait(std::chrono::milliseconds timeout) override;
   std::vector<at::Tensor> result() override { return outputs_; }
   // From the worker: completes the work and its future (with the outputs, or the error).

@@ -1,10 +1,18 @@
 // The thread that runs one process group's collectives, one after the other in the order they
-// were issued (the same on every rank), while the caller goes on computing. A small collective
-// issued while nothing is queued or running runs on the caller's thread instead: two thread
-// hand-offs would cost more than it does, and the order is kept all the same. So does a queued one
-// that its caller waits for before the worker has started it (a blocking call, in effect).
+// were issued (the same on every rank), while the caller goes on computing.
+//
+// A small collective issued while nothing is queued or running is held instead of handed over:
+// torch waits right after issuing a blocking call, and the wait then runs it on the caller's thread
+// (two thread hand-offs would cost more than the collective). A held job goes to its worker as soon
+// as the program does anything else with rcc: another operation on any group, a wait on another
+// work, polling this one or taking its future (release_held_jobs), or after
+// held_job_watch::kHeldLongest at the latest. So an asynchronous call still runs beside the caller,
+// and a program gloo runs (an async collective, then the send a peer needs before it joins; async
+// calls on two groups issued in different orders) cannot deadlock on a collective that never
+// started.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -23,13 +31,17 @@ class Worker {
   void stop();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
-  // Queues job; `key` names it for run_if_next.
+  // Queues job (releasing a held one ahead of it); `key` names it for run_if_next.
   void enqueue(std::function<void()> job, const void* key = nullptr);
-  // Runs job now on this thread if no job is queued or running (true), else does nothing (false).
-  bool run_now_if_idle(const std::function<void()>& job);
-  // Runs the job queued under `key` on this thread if it is the next one and nothing runs (true),
-  // else does nothing (false: it runs, ran, or waits behind others on the worker).
+  // Holds job if nothing is queued or running (true), else does nothing (false: enqueue it).
+  bool hold_if_idle(std::function<void()> job, const void* key);
+  // Runs the job queued or held under `key` on this thread if it is the next one and nothing runs
+  // (true), else does nothing (false: it runs, ran, or waits behind others on the worker).
   bool run_if_next(const void* key);
+  // Hands every group's held job to its worker, except `keep`'s (null: every one).
+  static void release_held_jobs(const Worker* keep);
+  // The same for the jobs held at least `age` (held_job_watch).
+  static void release_held_jobs_older_than(std::chrono::steady_clock::duration age);
 
  private:
   struct Queued {
@@ -39,11 +51,17 @@ class Worker {
   void run();
   // Runs job on this thread (busy_ set by the caller), then wakes the worker if it has work.
   void run_here(const std::function<void()>& job);
+  // Under mutex_: the front job is no longer held (it ran, or goes to the worker).
+  void unhold_locked();
+  // Releases this worker's held job if it was held before `before`.
+  void release_held_since(std::chrono::steady_clock::time_point before);
 
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Queued> jobs_;
   bool busy_ = false;  // a job runs (on the worker or a caller)
+  bool held_ = false;  // the front job waits for its caller or a release, not for the worker
+  std::chrono::steady_clock::time_point held_since_{};
   bool stopping_ = false;
   std::thread thread_;  // last: starts once the rest exists
 };

@@ -12,6 +12,7 @@ rank 0 and exits 1 on the first mismatch (naming the operation, dtype, op and si
 """
 import os
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -232,6 +233,62 @@ def check_async_and_futures(rank, size):
         expect_equal(t, torch.full(t.shape, float(sum(range(size))), dtype=torch.float32), "all_reduce_coalesced")
 
 
+def check_async_orderings_gloo_runs(rank, size):
+    """Programs gloo runs, where an async small collective must start before its caller waits for it
+    (a backend that ran it on the caller's thread deadlocked here until the timeout)."""
+    if size == 1:
+        return
+    total = float(sum(range(size)))
+    # 1. An async all_reduce, then the message a peer needs before it joins the all_reduce.
+    t = torch.full((4,), float(rank))
+    token = torch.full((2,), 7, dtype=torch.int32)
+    if rank == 0:
+        work = dist.all_reduce(t, async_op=True)
+        dist.send(token, 1)
+        work.wait()
+    elif rank == 1:
+        dist.recv(token, 0)
+        dist.all_reduce(t)
+    else:
+        dist.all_reduce(t)
+    expect_equal(t, torch.full((4,), total), "async all_reduce, then a send the peer needs first")
+    expect_equal(token, torch.full((2,), 7, dtype=torch.int32), "the send after an async all_reduce")
+    # 2. Async all_reduces on two groups, issued and waited in opposite orders on even and odd ranks.
+    group_a, group_b = dist.new_group(list(range(size))), dist.new_group(list(range(size)))
+    a, b = torch.full((3,), float(rank)), torch.full((3,), float(2 * rank))
+    order = [(group_a, a), (group_b, b)] if rank % 2 == 0 else [(group_b, b), (group_a, a)]
+    works = [dist.all_reduce(tensor, group=group, async_op=True) for group, tensor in order]
+    for work in reversed(works):
+        work.wait()
+    expect_equal(a, torch.full((3,), total), "async all_reduce on group A, issued in opposite orders")
+    expect_equal(b, torch.full((3,), 2 * total), "async all_reduce on group B, issued in opposite orders")
+    # 3. Polled to completion without wait(), and completed through its future alone.
+    c = torch.full((5,), float(rank))
+    work = dist.all_reduce(c, async_op=True)
+    deadline = time.monotonic() + 60
+    while not work.is_completed():
+        if time.monotonic() > deadline:
+            fail("an async all_reduce polled with is_completed() never completed")
+    expect_equal(c, torch.full((5,), total), "async all_reduce polled with is_completed()")
+    d = torch.full((5,), float(rank))
+    got = dist.all_reduce(d, async_op=True).get_future().wait()[0]
+    expect_equal(got, torch.full((5,), total), "async all_reduce completed through its future")
+    # 4. Issued, then a second of computing before the wait: the others, in a blocking all_reduce,
+    # finish long before that second is over (held, it would start only at the wait).
+    e = torch.full((2,), float(rank))
+    if rank == 0:
+        work = dist.all_reduce(e, async_op=True)
+        time.sleep(1.0)
+        work.wait()
+    else:
+        began = time.monotonic()
+        dist.all_reduce(e)
+        took = time.monotonic() - began
+        if took > 0.5:
+            fail(f"a blocking all_reduce waited {took:.2f} s for rank 0's async one, issued before it computed for 1 s")
+    expect_equal(e, torch.full((2,), total), "async all_reduce, then computing before the wait")
+
+
 def backend_worker_switches():
     """Voluntary context switches of this process's backend worker threads (named "rcc-torch")."""
     total = 0
@@ -359,6 +416,7 @@ def main():
     check_uneven_all_to_all(rank, size)
     check_non_contiguous(rank, size)
     check_async_and_futures(rank, size)
+    check_async_orderings_gloo_runs(rank, size)
     check_idle_worker_stays_asleep(rank, size)
     check_point_to_point(rank, size)
     check_groups(rank, size)
