@@ -12,20 +12,20 @@ here=$(cd "$(dirname "$0")" && pwd)
 set_programs "$build"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-# torchrun N ARGS...: Debian's torchrun on a free port (the kernel's choice, released just before
-# torchrun takes it). A script, not a function: the runs go through timeout(1). torch 1.13 on
-# Python 3.11 crashes in start_processes without an explicit per-rank redirect map.
-cat >"$dir/torchrun" <<'TORCHRUN'
+# torchrun N ARGS...: Debian's torchrun on a free port (lib/free_port). A script, not a function:
+# the runs go through timeout(1). torch 1.13 on Python 3.11 crashes in start_processes without an
+# explicit per-rank redirect map.
+cat >"$dir/torchrun" <<TORCHRUN
 #!/bin/sh
-n=$1
+n=\$1
 shift
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-exec /usr/bin/python3 -m torch.distributed.run --no_python --nproc_per_node="$n" --redirects 9:1 --tee 9:1 \
-  --monitor_interval 0.1 --master_port="$port" "$@"
+port=\$("$here/lib/free_port")
+exec /usr/bin/python3 -m torch.distributed.run --no_python --nproc_per_node="\$n" --redirects 9:1 --tee 9:1 \
+  --monitor_interval 0.1 --master_port="\$port" "\$@"
 TORCHRUN
 chmod +x "$dir/torchrun"
 torchrun=$dir/torchrun
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+free_port() { "$here/lib/free_port"; }
 
 for n in 1 2 3 4; do
   run_job "torchrun -n $n launch probe (agent store)" 0 "launch probe: $n ranks ok" "from torchrun" \

@@ -21,7 +21,7 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
-free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])'; }
+free_port() { "$here/../launchers/lib/free_port"; }
 # torch 1.13 on Python 3.11 crashes in start_processes without an explicit per-rank redirect map.
 torchrun="$python -m torch.distributed.run --redirects 9:1 --tee 9:1 --monitor_interval 0.1"
 
