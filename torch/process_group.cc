@@ -1,5 +1,6 @@
 #include "process_group.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <c10/util/Exception.h>
 
 #include <cmath>
@@ -27,6 +28,13 @@ const at::Tensor& only(const std::vector<at::Tensor>& tensors, const char* what)
   TORCH_CHECK(tensors.size() == 1, "the rcc backend takes one tensor per call for ", what, ", got ", tensors.size());
   check_cpu(tensors[0], what);
   return tensors[0];
+}
+
+// An input sharing memory with its operation's output (all_gather_into_tensor from the output's
+// own block, reduce_scatter_tensor into the input's, all_to_all_single(t, t)), read into a copy
+// when issued: rcc's send and receive buffers must not overlap.
+at::Tensor apart_from(const at::Tensor& input, const at::Tensor& output) {
+  return at::get_overlap_status(input, output) == at::MemOverlapStatus::No ? input : input.clone();
 }
 
 // A tensor rcc may read and write: the tensor itself when contiguous, else a contiguous copy that
@@ -293,6 +301,36 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::allgather(std::vector<std::vecto
   });
 }
 
+// outputs[r][i] gets rank r's inputs[i]: one all_gather of every input end to end.
+c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
+                                                                    std::vector<at::Tensor>& inputs,
+                                                                    const c10d::AllgatherOptions&) {
+  TORCH_CHECK(!inputs.empty(), "the rcc backend: all_gather_coalesced of no tensors");
+  TORCH_CHECK(static_cast<int>(outputs.size()) == size_, "the rcc backend: all_gather_coalesced needs ", size_,
+              " output lists, got ", outputs.size());
+  std::vector<at::Tensor> targets;
+  for (const std::vector<at::Tensor>& list : outputs) {
+    TORCH_CHECK(list.size() == inputs.size(), "the rcc backend: all_gather_coalesced needs ", inputs.size(),
+                " tensors in each output list, got ", list.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      check_cpu(inputs[i], "an all_gather_coalesced input");
+      TORCH_CHECK(inputs[i].scalar_type() == inputs[0].scalar_type(),
+                  "the rcc backend: all_gather_coalesced needs one dtype, got ", inputs[i].scalar_type(), " and ",
+                  inputs[0].scalar_type());
+      check_same(list[i], inputs[i], "an all_gather_coalesced output");
+      targets.push_back(list[i]);
+    }
+  }
+  const rcc_datatype_t type = datatype_of(inputs[0]);
+  return launch(c10d::OpType::ALLGATHER_COALESCED, targets, [this, inputs, targets, type]() mutable {
+    at::Tensor in = flatten(inputs);
+    at::Tensor out = at::empty({in.numel() * size_}, in.options());
+    check(rcc_allgather(comm_, in.data_ptr(), out.data_ptr(), static_cast<size_t>(in.numel()), type),
+          "all_gather_coalesced");
+    unflatten(out, targets);
+  });
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::_allgather_base(at::Tensor& output, at::Tensor& input,
                                                                 const c10d::AllgatherOptions&) {
   check_cpu(input, "the _allgather_base input");
@@ -300,7 +338,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::_allgather_base(at::Tensor& outp
   TORCH_CHECK(output.numel() == input.numel() * size_ && output.scalar_type() == input.scalar_type(),
               "the rcc backend: _allgather_base needs an output of ", size_, " x the input");
   const rcc_datatype_t type = datatype_of(input);
-  Staged in(input), out(output);
+  Staged in(apart_from(input, output)), out(output);
   return launch(c10d::OpType::_ALLGATHER_BASE, {output}, [this, in, out, type] {
     check(rcc_allgather(comm_, in.data(), out.data(), in.count(), type), "_allgather_base");
     out.done();
@@ -383,7 +421,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::_reduce_scatter_base(at::Tensor&
               "the rcc backend: _reduce_scatter_base needs an input of ", size_, " x the output");
   const rcc_datatype_t type = datatype_of(output);
   const rcc_op_t op = reduction(opts.reduceOp, output);
-  Staged in(input), out(output);
+  Staged in(apart_from(input, output)), out(output);
   return launch(c10d::OpType::_REDUCE_SCATTER_BASE, {output}, [this, in, out, type, op] {
     check(rcc_reduce_scatter(comm_, in.data(), out.data(), out.count(), type, op), "_reduce_scatter_base");
     out.done();
@@ -402,7 +440,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::alltoall_base(at::Tensor& output
   std::vector<size_t> send_counts, send_displs, recv_counts, recv_displs;
   blocks(input, input_splits, size_, &send_counts, &send_displs, "the all_to_all_single input");
   blocks(output, output_splits, size_, &recv_counts, &recv_displs, "the all_to_all_single output");
-  Staged in(input), out(output);
+  Staged in(apart_from(input, output)), out(output);
   return launch(c10d::OpType::ALLTOALL_BASE, {output},
                 [this, in, out, type, send_counts, send_displs, recv_counts, recv_displs] {
                   check(rcc_alltoallv(comm_, in.data(), send_counts.data(), send_displs.data(), out.data(),

@@ -2,6 +2,8 @@
 
 #include <c10/util/Exception.h>
 
+#include <string>
+
 namespace rcc_torch {
 
 rcc_datatype_t datatype_of(const at::Tensor& tensor) {
@@ -16,7 +18,10 @@ rcc_datatype_t datatype_of(const at::Tensor& tensor) {
     case at::kShort: return RCC_INT16;
     case at::kInt: return RCC_INT32;
     case at::kLong: return RCC_INT64;
-    default: TORCH_CHECK(false, "the rcc backend does not support dtype ", tensor.scalar_type());
+    default:
+      TORCH_CHECK(false, "the rcc backend does not support dtype ", tensor.scalar_type(),
+                  ": rcc reduces and moves float32, float64, float16, bfloat16, int8, uint8, int16, int32, int64 ",
+                  "and bool");
   }
 }
 
@@ -37,7 +42,13 @@ rcc_op_t reduction(const c10d::ReduceOp& op, const at::Tensor& tensor) {
       TORCH_CHECK(at::isFloatingType(tensor.scalar_type()), "the rcc backend: ReduceOp.AVG needs a floating-point ",
                   "tensor, not ", tensor.scalar_type(), " (an integer average would be rounded)");
       return RCC_AVG;
-    default: TORCH_CHECK(false, "the rcc backend does not support ReduceOp ", static_cast<int>(op.op_));
+    default:
+      TORCH_CHECK(false, "the rcc backend does not support ReduceOp ",
+                  op.op_ == c10d::ReduceOp::PREMUL_SUM
+                      ? std::string("PREMUL_SUM: rcc's reductions have no factor to scale each input by ") +
+                            "(multiply the tensor first, then use SUM)"
+                      : std::to_string(static_cast<int>(op.op_)) +
+                            ": it is none of SUM, PRODUCT, MIN, MAX, AVG, BAND, BOR, BXOR");
   }
 }
 

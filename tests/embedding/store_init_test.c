@@ -5,6 +5,8 @@
  *   store_init_test N DIR counted   add and remove given: every key rcc wrote is gone
  *   store_init_test N DIR plain     neither given: the keys stay (and the job works the same)
  *   store_init_test 1 DIR bad       bad stores are refused, naming the callback
+ *   store_init_test 2 DIR missing   rank 0 alone: rank 1 never comes, and the init fails within
+ *                                   RCC_BOOTSTRAP_TIMEOUT (the test sets 2 s), naming rank 1
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -193,6 +195,21 @@ static int bad_stores(void) {
   return bad;
 }
 
+static int missing_rank(void) {
+  mkdir(g_dir, 0700);
+  rcc_store_t store = {NULL, file_set, file_get, NULL, NULL};
+  rcc_comm_t comm = NULL;
+  const time_t began = time(NULL);
+  const rcc_status_t status = rcc_comm_init_store(&comm, &store, 0, 2);
+  const long took = (long)(time(NULL) - began);
+  if (status == RCC_SUCCESS || !strstr(rcc_last_error(), "rank 1") || took > 30) {
+    fprintf(stderr, "rank 1 never came: %s after %ld s: %s\n", rcc_status_string(status), took, rcc_last_error());
+    return 1;
+  }
+  printf("store_init_test: rank 1 never came: %s after %ld s: %s\n", rcc_status_string(status), took, rcc_last_error());
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: %s SIZE DIR counted|plain|bad [RANK]\n", argv[0]);
@@ -202,6 +219,7 @@ int main(int argc, char** argv) {
   g_dir = argv[2];
   const int counted = strcmp(argv[3], "counted") == 0;
   if (strcmp(argv[3], "bad") == 0) return bad_stores();
+  if (strcmp(argv[3], "missing") == 0) return missing_rank();
   if (argc > 4) return run_rank(atoi(argv[4]), size, counted);
   mkdir(g_dir, 0700);
   pid_t pids[64];

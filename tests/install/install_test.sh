@@ -3,7 +3,8 @@
 # twice: through CMake's find_package(rcc) -> rcc::rcc, and through pkg-config; then builds the C++
 # example examples/process_grid.cc against the installed headers (rcc/rcc.hpp) and library and runs
 # it on 4 ranks with the installed rccrun; then an MPI program built by the installed rcc-mpicc
-# (and once through pkg-config rcc-mpi) runs on 4 ranks under the installed rccrun.
+# (and once through pkg-config rcc-mpi) runs on 4 ranks under the installed rccrun; and the
+# installed torch backend, where it was built, imports and runs.
 # Usage: install_test.sh BUILD_DIR
 set -eu
 build=$1
@@ -57,4 +58,23 @@ cmp "$work/samplesort.out" "$work/samplesort-pc.out" || { echo "rcc-mpicc and pk
 RCC_TIMEOUT=60 "$work/prefix/bin/rccrun" -n 2 --timeout 120 "$work/mpi-bench" -c allreduce -b 8 -e 1K -n 5 -w 1 \
   >"$work/mpi-bench.out" 2>&1 || { cat "$work/mpi-bench.out"; echo "mpi-bench (rcc-mpicxx) failed"; exit 1; }
 grep -q "Collective: allreduce" "$work/mpi-bench.out" || { cat "$work/mpi-bench.out"; echo "mpi-bench printed no table"; exit 1; }
+# The torch backend, where it was built: the installed module imports with Debian's Python (its
+# _C finds the installed librcc by itself) and runs an all_reduce on a group of one.
+if [ -d "$build/python/rcc_torch" ]; then
+  site=$(ls -d "$work"/prefix/lib/python3*/dist-packages | head -1)
+  [ -f "$site/rcc_torch/__init__.py" ] || { echo "rcc_torch not installed under $work/prefix"; exit 1; }
+  PYTHONPATH="$site" /usr/bin/python3 - "$work/torch-store" "$site" <<'PY' || { echo "the installed rcc_torch failed"; exit 1; }
+import sys
+import torch
+import torch.distributed as dist
+import rcc_torch
+assert rcc_torch.__file__.startswith(sys.argv[2]), f"rcc_torch came from {rcc_torch.__file__}"
+dist.init_process_group("rcc", init_method="file://" + sys.argv[1], rank=0, world_size=1)
+t = torch.arange(4.0)
+dist.all_reduce(t)
+assert t.tolist() == [0.0, 1.0, 2.0, 3.0], t
+dist.destroy_process_group()
+print("installed rcc_torch: ok from", rcc_torch.__file__)
+PY
+fi
 echo PASS

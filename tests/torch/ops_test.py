@@ -108,8 +108,8 @@ def probe_gloo(gloo):
             pass
 
 
-def check_reductions(rank, size, gloo, sizes):
-    for dtype in DTYPES:
+def check_reductions(rank, size, gloo, sizes, dtypes=None):
+    for dtype in dtypes or DTYPES:
         for op in ops_for(dtype):
             for n in sizes:
                 inputs = [data(r, n, dtype, 1, op) for r in range(size)]
@@ -127,6 +127,11 @@ def check_reductions(rank, size, gloo, sizes):
                     dist.reduce(t, dst=root, op=op)
                     if rank == root:
                         expect_equal(t, want, f"reduce to {root} {dtype} {op} n={n}")
+                    if gloo is not None and gloo_takes(dtype, op) and n > 0:
+                        g = inputs[rank].clone()
+                        dist.reduce(g, dst=root, op=op, group=gloo)
+                        if rank == root:
+                            expect_equal(t, g, f"reduce to {root} {dtype} {op} n={n} (against gloo)")
                 # reduce_scatter: rank r gets block r of the reduction of every rank's size blocks.
                 blocks = [[data(r, n, dtype, 2 + b, op) for b in range(size)] for r in range(size)]
                 out = torch.empty(n, dtype=dtype)
@@ -139,14 +144,18 @@ def check_reductions(rank, size, gloo, sizes):
                 expect_equal(out2, out, f"_reduce_scatter_base {dtype} {op} n={n}")
 
 
-def check_movement(rank, size, gloo, sizes):
-    for dtype in DTYPES:
+def check_movement(rank, size, gloo, sizes, dtypes=None):
+    for dtype in dtypes or DTYPES:
         for n in sizes:
             inputs = [data(r, n, dtype, 3) for r in range(size)]
             for root in {0, size - 1}:
                 t = inputs[rank].clone() if rank == root else torch.zeros(n, dtype=dtype)
                 dist.broadcast(t, src=root)
                 expect_equal(t, inputs[root], f"broadcast from {root} {dtype} n={n}")
+                if gloo is not None and dtype in GLOO_DTYPES and n > 0:
+                    g = inputs[rank].clone() if rank == root else torch.zeros(n, dtype=dtype)
+                    dist.broadcast(g, src=root, group=gloo)
+                    expect_equal(t, g, f"broadcast from {root} {dtype} n={n} (against gloo)")
             outs = [torch.empty(n, dtype=dtype) for _ in range(size)]
             dist.all_gather(outs, inputs[rank])
             for r in range(size):
@@ -169,6 +178,15 @@ def check_movement(rank, size, gloo, sizes):
             out = torch.empty(n, dtype=dtype)
             dist.scatter(out, pieces if rank == root else None, src=root)
             expect_equal(out, pieces[rank], f"scatter {dtype} n={n}")
+            if gloo is not None and dtype in GLOO_DTYPES and n > 0:
+                ggathered = [torch.empty(n, dtype=dtype) for _ in range(size)] if rank == root else None
+                dist.gather(inputs[rank], ggathered, dst=root, group=gloo)
+                if rank == root:
+                    for r in range(size):
+                        expect_equal(gathered[r], ggathered[r], f"gather {dtype} n={n} block {r} (against gloo)")
+                gout = torch.empty(n, dtype=dtype)
+                dist.scatter(gout, pieces if rank == root else None, src=root, group=gloo)
+                expect_equal(out, gout, f"scatter {dtype} n={n} (against gloo)")
             # all_to_all: rank r's block for rank d is data(r, n, seed 6 + d).
             send = [data(rank, n, dtype, 6 + d) for d in range(size)]
             recv = [torch.empty(n, dtype=dtype) for _ in range(size)]
@@ -212,6 +230,39 @@ def check_non_contiguous(rank, size):
     b = (torch.arange(12, dtype=torch.int16).reshape(3, 4) * (rank + 1)).t()
     dist.broadcast(b, src=0)
     expect_equal(b, torch.arange(12, dtype=torch.int16).reshape(3, 4).t(), "broadcast of a transposed tensor")
+    # Every rank's row block r of a strided input: reduce_scatter and all_to_all_single, a column
+    # of a matrix as gather's input and scatter's output, and a coalesced list of strided tensors.
+    grid = (torch.arange(size * 12, dtype=torch.int32).reshape(size * 4, 3) + rank).t()  # 3 x 4*size
+    assert not grid.is_contiguous()
+    blocks = [grid[:, 4 * r:4 * r + 4] for r in range(size)]
+    out = torch.empty(3, 4, dtype=torch.int32)
+    dist.reduce_scatter(out, blocks)
+    want_grid = (torch.arange(size * 12, dtype=torch.int32).reshape(size * 4, 3) * size + sum(range(size))).t()
+    expect_equal(out, want_grid[:, 4 * rank:4 * rank + 4].contiguous(), "reduce_scatter of strided blocks")
+    sent = lambda s: (torch.arange(size * 24, dtype=torch.int32).reshape(size * 4, 6) + s)[:, ::2]  # noqa: E731
+    assert not sent(rank).is_contiguous()
+    single = torch.empty(4 * size, 3, dtype=torch.int32)
+    dist.all_to_all_single(single, sent(rank))
+    for s in range(size):
+        expect_equal(single[4 * s:4 * s + 4], sent(s)[4 * rank:4 * rank + 4].contiguous(),
+                     f"all_to_all_single of a strided input from {s}")
+    column = torch.full((5, 2), rank, dtype=torch.float64)[:, 1]
+    root = size - 1
+    gathered = [torch.empty(5, dtype=torch.float64) for _ in range(size)] if rank == root else None
+    dist.gather(column, gathered, dst=root)
+    if rank == root:
+        for r in range(size):
+            expect_equal(gathered[r], torch.full((5,), float(r), dtype=torch.float64), f"gather of a column from {r}")
+    target = torch.zeros(5, 2, dtype=torch.float64)
+    pieces = [torch.full((5,), float(10 + r), dtype=torch.float64) for r in range(size)]
+    dist.scatter(target[:, 0], pieces if rank == root else None, src=root)
+    expect_equal(target[:, 0], torch.full((5,), float(10 + rank), dtype=torch.float64), "scatter into a column")
+    expect_equal(target[:, 1], torch.zeros(5, dtype=torch.float64), "scatter into a column leaves the other alone")
+    strided = [torch.full((6, 2), float(rank), dtype=torch.float32)[:, 0] for _ in range(3)]
+    dist.all_reduce_coalesced(strided)
+    for t in strided:
+        expect_equal(t, torch.full((6,), float(sum(range(size))), dtype=torch.float32),
+                     "all_reduce_coalesced of strided tensors")
 
 
 def check_async_and_futures(rank, size):
@@ -227,10 +278,35 @@ def check_async_and_futures(rank, size):
         expect_equal(f.wait(), want * 2, f"future of async all_reduce {i}")
     work = dist.barrier(async_op=True)
     work.wait()
+    mine = [torch.full((2, 3), rank, dtype=torch.int64), torch.arange(1000, dtype=torch.int64) + rank]
+    gathered = [[torch.empty_like(t) for t in mine] for _ in range(size)]
+    dist.all_gather_coalesced(gathered, mine)
+    for r in range(size):
+        expect_equal(gathered[r][0], torch.full((2, 3), r, dtype=torch.int64), f"all_gather_coalesced from {r}, 1st")
+        expect_equal(gathered[r][1], torch.arange(1000, dtype=torch.int64) + r, f"all_gather_coalesced from {r}, 2nd")
     coalesced = [torch.full((n,), float(rank), dtype=torch.float32) for n in (3, 0, 1000, 7)]
     dist.all_reduce_coalesced(coalesced)
     for t in coalesced:
         expect_equal(t, torch.full(t.shape, float(sum(range(size))), dtype=torch.float32), "all_reduce_coalesced")
+
+
+def check_shared_memory_inputs(rank, size):
+    """Inputs that share memory with their outputs, as torch allows: an all_gather into a tensor
+    from its own block, a reduce_scatter into the input's block, all_to_all_single(t, t)."""
+    n = 1000
+    flat = torch.zeros(n * size, dtype=torch.int64)
+    flat[n * rank:n * (rank + 1)] = data(rank, n, torch.int64, 7)
+    dist._all_gather_base(flat, flat[n * rank:n * (rank + 1)])
+    expect_equal(flat, torch.cat([data(r, n, torch.int64, 7) for r in range(size)]),
+                 "all_gather from the output's own block")
+    inputs = [torch.cat([data(r, n, torch.int64, 8 + b) for b in range(size)]) for r in range(size)]
+    mine = inputs[rank].clone()
+    dist._reduce_scatter_base(mine[n * rank:n * (rank + 1)], mine)
+    want = reference(dist.ReduceOp.SUM, [inputs[r][n * rank:n * (rank + 1)] for r in range(size)])
+    expect_equal(mine[n * rank:n * (rank + 1)], want, "reduce_scatter into the input's own block")
+    t = torch.cat([data(rank, n, torch.int64, 9 + d) for d in range(size)])
+    dist.all_to_all_single(t, t)
+    expect_equal(t, torch.cat([data(s, n, torch.int64, 9 + rank) for s in range(size)]), "all_to_all_single(t, t)")
 
 
 def check_async_orderings_gloo_runs(rank, size):
@@ -382,6 +458,13 @@ def check_unsupported(rank):
             fail(f"AVG of an int tensor: the error does not say why: {e}")
     else:
         fail("AVG of an int tensor did not raise")
+    try:
+        dist.all_reduce(torch.ones(3), op=dist._make_nccl_premul_sum(2.0))
+    except RuntimeError as e:
+        if "PREMUL_SUM" not in str(e) or "then use SUM" not in str(e):
+            fail(f"PREMUL_SUM: the error does not say what and why: {e}")
+    else:
+        fail("PREMUL_SUM did not raise")
     # Complex tensors travel as their real pairs (torch views them so before the backend).
     c = torch.full((3,), complex(rank, 1), dtype=torch.complex64)
     dist.all_reduce(c)
@@ -404,7 +487,10 @@ def main():
         probe_gloo(gloo)
     check_reductions(rank, size, gloo, (0, 1, 1000))
     check_movement(rank, size, gloo, (0, 1, 1000))
-    # 1 << 20 elements: the common types.
+    # 1 << 20 elements, where the algorithms differ from the small sizes': every collective and op.
+    large = [torch.float32] if quick else [torch.float32, torch.int64]
+    check_reductions(rank, size, gloo, (1 << 20,), large)
+    check_movement(rank, size, gloo, (1 << 20,), large)
     for dtype in ([torch.float32] if quick else [torch.float32, torch.int64, torch.bfloat16]):
         inputs = [data(r, 1 << 20, dtype, 9) for r in range(size)]
         t = inputs[rank].clone()
@@ -417,6 +503,7 @@ def main():
     check_non_contiguous(rank, size)
     check_async_and_futures(rank, size)
     check_async_orderings_gloo_runs(rank, size)
+    check_shared_memory_inputs(rank, size)
     check_idle_worker_stays_asleep(rank, size)
     check_point_to_point(rank, size)
     check_groups(rank, size)

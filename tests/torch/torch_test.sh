@@ -58,10 +58,11 @@ run_job "an explicit store: init_process_group(store=FileStore) (2 ranks)" 0 \
   $torchrun --nproc_per_node=2 --master_port="$(free_port)" "$here/ops_test.py"
 run_job "init_method rcc:// under rccrun (3 ranks)" 0 "ops_test: [0-9]+ checks passed on 3 rank.*rcc://" -- \
   env RCC_TEST_INIT=rcc:// RCC_TEST_QUICK=1 "$build/launcher/rccrun" -n 3 "$python" "$here/ops_test.py"
+# Without RCC_TIMEOUT, so that the timeout given to init_process_group (20 s) is the one in force.
 run_job "a rank killed mid-training (4 ranks)" fail "failure_test rank 0: raised after" \
   "failure_test rank 1: destroy_process_group returned" "failure_test rank 2: raised after" \
   "!failure_test rank [0-9]+: FAIL" -- \
-  $torchrun --nproc_per_node=4 --master_port="$(free_port)" "$here/failure_test.py"
+  env -u RCC_TIMEOUT $torchrun --nproc_per_node=4 --master_port="$(free_port)" "$here/failure_test.py"
 
 # Two hosts: each a network namespace with its own hostname and /etc/hosts (unshare), torchrun
 # on each with the c10d rendezvous at host a, 2 processes per host.
