@@ -1,9 +1,10 @@
 #!/bin/bash
 # The torch.distributed backend "rcc" under real launchers (Debian's PyTorch, /usr/bin/python3):
 # torchrun -n 1..4 runs every operation, dtype and op against local values and gloo; DDP at 2
-# and 4 ranks against gloo; the other ways torch initialises a group (tcp://, file://, an explicit
-# store) and rcc's own (rcc:// under rccrun); torchrun across two hosts (network namespaces with a
-# hostname and /etc/hosts each) with the c10d rendezvous; a rank killed mid-training.
+# and 4 ranks against gloo (also in several buckets through a communication hook); the other ways
+# torch initialises a group (tcp://, file://, an explicit store) and rcc's own (rcc:// under
+# rccrun); torchrun across two hosts (network namespaces with a hostname and /etc/hosts each) with
+# the c10d rendezvous; a rank killed mid-training.
 #   torch_test.sh BUILD_DIR SCRIPTS_DIR
 set -u
 build=$1
@@ -30,7 +31,8 @@ for n in 1 2 3 4; do
     $torchrun --nproc_per_node=$n --master_port="$(free_port)" "$here/ops_test.py"
 done
 for n in 2 4; do
-  run_job "torchrun -n $n: DDP, 30 steps, against gloo" 0 "ddp_test: $n ranks, 30 steps: parameters bitwise identical" -- \
+  run_job "torchrun -n $n: DDP, 30 steps, against gloo" 0 "ddp_test: $n ranks, 30 steps, MLP: parameters bitwise identical" \
+    "ddp_test: $n ranks, 30 steps, wide MLP, [0-9]+ buckets of [0-9-]+ bytes, allreduce hook: parameters bitwise identical" -- \
     $torchrun --nproc_per_node=$n --master_port="$(free_port)" "$here/ddp_test.py"
 done
 
