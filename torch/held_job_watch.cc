@@ -20,12 +20,10 @@ struct State {
   int users = 0;         // under lifecycle
   std::thread thread;    // under lifecycle
 
-  std::mutex mutex;  // the state below, read by the thread
+  std::mutex mutex;  // stopping, and changes of awake (read without it on the callers' path)
   std::condition_variable changed;
-  bool awake = false;
   bool stopping = false;
-  // Read without the lock on the callers' path: note_held() wakes the thread only when it sleeps.
-  std::atomic<bool> awake_flag{false};
+  std::atomic<bool> awake{false};  // note_held() wakes the thread only when it sleeps
   std::atomic<uint64_t> holds{0};
 };
 State& state() {
@@ -40,7 +38,7 @@ void watch() {
   uint64_t seen = s.holds.load();
   int idle_rounds = 0;
   for (;;) {
-    s.changed.wait(lock, [&s] { return s.awake || s.stopping; });
+    s.changed.wait(lock, [&s] { return s.awake.load() || s.stopping; });
     if (s.changed.wait_for(lock, kHeldLongest, [&s] { return s.stopping; })) return;
     lock.unlock();
     Worker::release_held_jobs_older_than(kHeldLongest);
@@ -51,12 +49,8 @@ void watch() {
       idle_rounds = 0;
     } else if (++idle_rounds >= kIdleRounds) {
       // Asleep from here, unless a hold came after note_held() last read the flag.
-      s.awake_flag.store(false);
-      if (s.holds.load() == seen) {
-        s.awake = false;
-      } else {
-        s.awake_flag.store(true);
-      }
+      s.awake.store(false);
+      if (s.holds.load() != seen) s.awake.store(true);
       idle_rounds = 0;
     }
   }
@@ -90,11 +84,10 @@ void stop() {
 void note_held() {
   State& s = state();
   s.holds.fetch_add(1);
-  if (s.awake_flag.load()) return;
+  if (s.awake.load()) return;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    s.awake = true;
-    s.awake_flag.store(true);
+    s.awake.store(true);
   }
   s.changed.notify_all();
 }

@@ -30,6 +30,16 @@ const at::Tensor& only(const std::vector<at::Tensor>& tensors, const char* what)
   return tensors[0];
 }
 
+// Every tensor of a coalesced call on the CPU and of one dtype.
+void check_one_dtype(const std::vector<at::Tensor>& tensors, const char* what) {
+  TORCH_CHECK(!tensors.empty(), "the rcc backend: ", what, " of no tensors");
+  for (const at::Tensor& t : tensors) {
+    check_cpu(t, what);
+    TORCH_CHECK(t.scalar_type() == tensors[0].scalar_type(), "the rcc backend: ", what, " needs one dtype, got ",
+                t.scalar_type(), " and ", tensors[0].scalar_type());
+  }
+}
+
 // An input sharing memory with its operation's output (all_gather_into_tensor from the output's
 // own block, reduce_scatter_tensor into the input's, all_to_all_single(t, t)), read into a copy
 // when issued: rcc's send and receive buffers must not overlap.
@@ -224,7 +234,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::launch(c10d::OpType type, std::v
   work->queued_on(worker_);
   // Small collectives take microseconds: held for the caller's wait when the worker is idle (two
   // thread hand-offs cost tens of microseconds); larger ones overlap with the caller's computing.
-  if (bytes > kInlineBytes || !worker_->hold_if_idle(job, work.get())) worker_->enqueue(std::move(job), work.get());
+  if (bytes > kInlineBytes || !worker_->hold_if_idle(std::move(job), work.get())) {
+    worker_->enqueue(std::move(job), work.get());  // not moved from: hold_if_idle took nothing
+  }
   return work;
 }
 
@@ -254,13 +266,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::allreduce(std::vector<at::Tensor
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::allreduce_coalesced(std::vector<at::Tensor>& tensors,
                                                                     const c10d::AllreduceCoalescedOptions& opts) {
-  TORCH_CHECK(!tensors.empty(), "the rcc backend: all_reduce_coalesced of no tensors");
-  for (const at::Tensor& t : tensors) {
-    check_cpu(t, "all_reduce_coalesced");
-    TORCH_CHECK(t.scalar_type() == tensors[0].scalar_type(),
-                "the rcc backend: all_reduce_coalesced needs one dtype, got ", t.scalar_type(), " and ",
-                tensors[0].scalar_type());
-  }
+  check_one_dtype(tensors, "all_reduce_coalesced");
   const rcc_datatype_t type = datatype_of(tensors[0]);
   const rcc_op_t op = reduction(opts.reduceOp, tensors[0]);
   return launch(c10d::OpType::ALLREDUCE_COALESCED, tensors, [this, tensors, type, op]() mutable {
@@ -305,7 +311,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::allgather(std::vector<std::vecto
 c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
                                                                     std::vector<at::Tensor>& inputs,
                                                                     const c10d::AllgatherOptions&) {
-  TORCH_CHECK(!inputs.empty(), "the rcc backend: all_gather_coalesced of no tensors");
+  check_one_dtype(inputs, "all_gather_coalesced");
   TORCH_CHECK(static_cast<int>(outputs.size()) == size_, "the rcc backend: all_gather_coalesced needs ", size_,
               " output lists, got ", outputs.size());
   std::vector<at::Tensor> targets;
@@ -313,10 +319,6 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupRcc::allgather_coalesced(std::vector<
     TORCH_CHECK(list.size() == inputs.size(), "the rcc backend: all_gather_coalesced needs ", inputs.size(),
                 " tensors in each output list, got ", list.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
-      check_cpu(inputs[i], "an all_gather_coalesced input");
-      TORCH_CHECK(inputs[i].scalar_type() == inputs[0].scalar_type(),
-                  "the rcc backend: all_gather_coalesced needs one dtype, got ", inputs[i].scalar_type(), " and ",
-                  inputs[0].scalar_type());
       check_same(list[i], inputs[i], "an all_gather_coalesced output");
       targets.push_back(list[i]);
     }

@@ -14,11 +14,12 @@ CollectiveWork::CollectiveWork(int rank, c10d::OpType type, std::vector<at::Tens
       future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {}
 
 bool CollectiveWork::wait(std::chrono::milliseconds timeout) {
+  // This group's worker holds nothing but this job: a job is held only when the queue is empty,
+  // and a later one queued behind releases it.
   if (std::shared_ptr<Worker> worker = worker_.lock()) {
     Worker::release_held_jobs(worker.get());
     worker->run_if_next(this);
   }
-  Worker::release_held_jobs(nullptr);  // this group's too, when this one waits behind it
   return c10d::Work::wait(timeout);
 }
 

@@ -70,7 +70,7 @@ void Worker::enqueue(std::function<void()> job, const void* key) {
   wake_.notify_all();
 }
 
-bool Worker::hold_if_idle(std::function<void()> job, const void* key) {
+bool Worker::hold_if_idle(std::function<void()>&& job, const void* key) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (busy_ || !jobs_.empty() || stopping_) return false;
@@ -83,35 +83,24 @@ bool Worker::hold_if_idle(std::function<void()> job, const void* key) {
   return true;
 }
 
-void Worker::release_held_since(std::chrono::steady_clock::time_point before) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!held_ || held_since_ > before) return;
-    unhold_locked();
-  }
-  wake_.notify_all();
-}
-
-void Worker::release_held_jobs_older_than(std::chrono::steady_clock::duration age) {
-  if (g_held_jobs.load(std::memory_order_relaxed) == 0) return;
-  const auto before = std::chrono::steady_clock::now() - age;
-  std::lock_guard<std::mutex> lock(workers().mutex);
-  for (Worker* worker : workers().all) worker->release_held_since(before);
-}
-
-void Worker::release_held_jobs(const Worker* keep) {
+void Worker::release_held(const Worker* keep, std::chrono::steady_clock::time_point held_before) {
   if (g_held_jobs.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::mutex> all(workers().mutex);
   for (Worker* worker : workers().all) {
     if (worker == keep) continue;
-    bool released;
     {
       std::lock_guard<std::mutex> lock(worker->mutex_);
-      released = worker->held_;
+      if (!worker->held_ || worker->held_since_ > held_before) continue;
       worker->unhold_locked();
     }
-    if (released) worker->wake_.notify_all();
+    worker->wake_.notify_all();
   }
+}
+
+void Worker::release_held_jobs(const Worker* keep) { release_held(keep, std::chrono::steady_clock::time_point::max()); }
+
+void Worker::release_held_jobs_older_than(std::chrono::steady_clock::duration age) {
+  release_held(nullptr, std::chrono::steady_clock::now() - age);
 }
 
 bool Worker::run_if_next(const void* key) {

@@ -33,8 +33,9 @@ class Worker {
   Worker& operator=(const Worker&) = delete;
   // Queues job (releasing a held one ahead of it); `key` names it for run_if_next.
   void enqueue(std::function<void()> job, const void* key = nullptr);
-  // Holds job if nothing is queued or running (true), else does nothing (false: enqueue it).
-  bool hold_if_idle(std::function<void()> job, const void* key);
+  // Holds job (moved from) if nothing is queued or running (true), else leaves it as it is (false:
+  // enqueue it).
+  bool hold_if_idle(std::function<void()>&& job, const void* key);
   // Runs the job queued or held under `key` on this thread if it is the next one and nothing runs
   // (true), else does nothing (false: it runs, ran, or waits behind others on the worker).
   bool run_if_next(const void* key);
@@ -53,8 +54,8 @@ class Worker {
   void run_here(const std::function<void()>& job);
   // Under mutex_: the front job is no longer held (it ran, or goes to the worker).
   void unhold_locked();
-  // Releases this worker's held job if it was held before `before`.
-  void release_held_since(std::chrono::steady_clock::time_point before);
+  // Hands the held jobs of every worker but `keep` held since `held_before` or earlier to their workers.
+  static void release_held(const Worker* keep, std::chrono::steady_clock::time_point held_before);
 
   std::mutex mutex_;
   std::condition_variable wake_;
