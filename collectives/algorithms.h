@@ -32,7 +32,7 @@ Status tree_reduce(Context& ctx, const void* send, void* result, size_t count, r
 // segments: a rank forwards each segment as soon as it has it.
 Status tree_broadcast(Context& ctx, void* buf, size_t bytes, int root, bool chain, uint32_t phase);
 
-// Reduce through shared memory in chunks of one slot: rank r reduces portion r of each chunk
+// Reduce through shared memory in chunks of P/(P-1) slots: rank r reduces portion r of each chunk
 // (reading the others' copies of it from their slots, its own straight from send) and publishes
 // the result; then the ranks that receive (all, or only root) copy every portion out.
 Status shm_reduce_chunks(Context& ctx, const Args& args, bool everyone_receives);
@@ -46,5 +46,8 @@ void shm_reduce_in_order(void* out, const uint8_t* const* inputs, int n, size_t 
 std::vector<const uint8_t*>& shm_input_list(int ranks);
 // Which of the two a reduction of `bytes` per rank on `ranks` ranks uses.
 bool shm_reduce_in_one_step(size_t bytes, int ranks);
+// Allreduce through shared memory: one of the two above, chosen by size, rank count and, for 2
+// ranks and large messages, whether every rank reduces in place (shm_reduce.cc).
+Status shm_allreduce(Context& ctx, const Args& args);
 
 }  // namespace rcc::collectives

@@ -1,5 +1,5 @@
 // Allreduce through shared memory: every rank reduces everything for 2 ranks and small messages,
-// else each reduces its portion and all copy the results out (costs in shm_reduce.cc).
+// else each reduces its portion and all copy the results out (shm_allreduce in shm_reduce.cc).
 #include "collectives/algorithms.h"
 #include "collectives/registry.h"
 
@@ -7,11 +7,7 @@ namespace rcc::collectives {
 
 namespace {
 
-Status allreduce_shm(Context& ctx, const Args& args) {
-  const size_t bytes = args.count * rcc_datatype_size(args.datatype);
-  if (shm_reduce_in_one_step(bytes, ctx.size())) return shm_reduce_one_step(ctx, args, true);
-  return shm_reduce_chunks(ctx, args, true);
-}
+Status allreduce_shm(Context& ctx, const Args& args) { return shm_allreduce(ctx, args); }
 
 }  // namespace
 

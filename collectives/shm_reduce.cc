@@ -3,11 +3,18 @@
 // One step (2 ranks, or small messages): per chunk of one slot every rank copies its input in;
 // after one step each receiver reduces all P inputs in rank order (its own read in place, the same
 // bits as its copy). Cost: 1 step per chunk; a receiver reads (P-1)*n bytes another core wrote.
-// Split (the rest): per chunk of one slot, rank r copies in the portions others reduce, reduces
-// portion r (P-1 kernel passes over chunk/P, its own input read in place), publishes it, and the
-// receivers copy all portions out. Cost: 2 steps per chunk; per rank about 2n bytes copied and n
-// read by the kernels, however many ranks there are. Every element is reduced by one rank only, so
-// all receivers get the same bits.
+// Split (the rest): per chunk of P/(P-1) slots, rank r copies in the portions others reduce (packed
+// one after another), reduces portion r (P-1 kernel passes over chunk/P, its own input read in
+// place), publishes it, and the receivers copy all portions out. Cost: 2 steps per chunk; per rank
+// about 2n bytes copied and n read by the kernels, however many ranks there are. Every element is
+// reduced by one rank only, so all receivers get the same bits.
+//
+// A 2-rank allreduce larger than the caches takes the split form unless every rank reduces in
+// place: out of place, one step makes each rank reduce everything and write all of it to memory it
+// first reads, while the split form halves the kernel work (measured 1.1-1.4x faster at 16-64 MiB,
+// docs/PERFORMANCE.md); in place, one step stays 1.05-1.3x faster. In-place is each rank's own
+// choice, so the ranks tell each other theirs with the first chunk (Segment::set_note), which
+// always goes the split way, and take the same form for the rest.
 #include <algorithm>
 #include <cstring>
 
@@ -28,13 +35,114 @@ size_t portion_begin(size_t count, int p, int parts, size_t element) {
   return std::min(count, lines * static_cast<size_t>(p) / static_cast<size_t>(parts) * per_line);
 }
 
-// A reduction through the slots, a chunk of one slot at a time.
+// A reduction through the slots; `chunk` is the one-step form's (one slot).
 struct ChunkedReduce : ShmCall {
   ChunkedReduce(Context& ctx, const Args& args, bool everyone_receives)
       : ShmCall(ctx, args), chunk(segment.slot_bytes() / element), receives(everyone_receives || rank == args.root) {}
   const size_t chunk;   // elements per chunk
   const bool receives;  // this rank gets the result
 };
+
+// From this size a 2-rank allreduce reduces in halves unless every rank works in place (above):
+// where both ranks' inputs and outputs (4n) no longer fit a 32 MiB last-level cache.
+constexpr size_t kSplitUnlessInPlaceBytes = size_t{8} << 20;
+
+// Elements per chunk of the split form: every rank's slot holds the n-1 portions it copies in, so a
+// chunk is n/(n-1) slots (two at 2 ranks) in whole cache lines; no portion exceeds
+// ceil(lines/n) <= slot_lines/(n-1) lines, so n-1 of them fit one slot (one rank: its result does).
+size_t split_chunk_elements(size_t slot_bytes, int n, size_t element) {
+  const size_t slot_lines = slot_bytes / 64, parts = static_cast<size_t>(n);
+  if (parts == 1) return slot_lines * (64 / element);
+  return parts * (slot_lines / (parts - 1)) * (64 / element);
+}
+
+// The one-step form over elements [from, count).
+Status one_step_chunks(const ChunkedReduce& call, const Args& args, size_t from) {
+  shm::Segment& segment = call.segment;
+  const int n = call.ranks, rank = call.rank;
+  const size_t element = call.element, chunk = call.chunk;
+  const uint8_t* send = call.send;
+  uint8_t* recv = call.recv;
+  const uint8_t** inputs = shm_input_list(n).data();
+  // Out of place and larger than the caches: the result goes out with streaming stores.
+  const bool stream_output =
+      call.receives && args.sendbuf != args.recvbuf && segment.streams_output(args.count * element);
+  uint8_t* staging = nullptr;
+  if (stream_output) RCC_RETURN_IF_ERROR(scratch(2, chunk * element, &staging));
+  for (size_t base = from; base < args.count; base += chunk) {
+    const size_t length = std::min(chunk, args.count - base);
+    RCC_RETURN_IF_ERROR(segment.begin(kind_name(args.kind)));
+    const uint64_t step = segment.next_step();
+    std::memcpy(segment.slot(rank, step), send + base * element, length * element);
+    if (!call.receives) {
+      segment.publish();  // reduce: nobody reads what a non-root holds, so it need not wait
+      continue;
+    }
+    RCC_RETURN_IF_ERROR(segment.step(kind_name(args.kind)));
+    // Own input read in place when it is one of the first two (the kernel may write over those).
+    for (int q = 0; q < n; ++q) inputs[q] = q == rank && q < 2 ? send + base * element : segment.slot(q, step);
+    if (stream_output) {
+      // Reduced in this core's cache, then streamed out: storing into recvbuf directly would first
+      // read each of its lines from memory.
+      shm_reduce_in_order(staging, inputs, n, length, args);
+      shm::copy_streaming(recv + base * element, staging, length * element);
+    } else {
+      shm_reduce_in_order(recv + base * element, inputs, n, length, args);
+    }
+  }
+  return RCC_SUCCESS;
+}
+
+// One chunk of the split form: elements [base, base + length). With `all_in_place`, also reads the
+// ranks' notes (set before this chunk) once every rank has arrived at the first step: no rank can
+// set another before this one arrives at the second.
+Status split_chunk(const ChunkedReduce& call, const Args& args, size_t base, size_t length, bool* all_in_place) {
+  shm::Segment& segment = call.segment;
+  const int n = call.ranks, rank = call.rank;
+  const size_t element = call.element;
+  const uint8_t* send = call.send;
+  std::vector<const uint8_t*>& inputs = shm_input_list(n);
+  // Where portion p sits in the slot of `holder`, which packs the portions it copies in (all but
+  // its own) one after another.
+  const auto packed = [&](int p, int holder) {
+    const size_t begin = portion_begin(length, p, n, element);
+    if (p < holder) return begin;
+    return begin - (portion_begin(length, holder + 1, n, element) - portion_begin(length, holder, n, element));
+  };
+  // Step 1: the portions the others reduce go into this rank's slot.
+  RCC_RETURN_IF_ERROR(segment.begin(kind_name(args.kind)));
+  const uint64_t in_step = segment.next_step();
+  uint8_t* mine = segment.slot(rank, in_step);
+  for (int p = 0; p < n; ++p) {
+    if (p == rank) continue;
+    const size_t begin = portion_begin(length, p, n, element), end = portion_begin(length, p + 1, n, element);
+    std::memcpy(mine + packed(p, rank) * element, send + (base + begin) * element, (end - begin) * element);
+  }
+  RCC_RETURN_IF_ERROR(segment.step(kind_name(args.kind)));
+  if (all_in_place) {
+    *all_in_place = true;
+    for (int q = 0; q < n; ++q) *all_in_place = *all_in_place && segment.note(q) == 1;
+  }
+  // Step 2: reduce portion `rank` of every rank's copy, in rank order, into the start of the next
+  // slot (no begin(): the step just taken showed everyone past the step that slot held).
+  const size_t begin = portion_begin(length, rank, n, element), end = portion_begin(length, rank + 1, n, element);
+  const uint64_t out_step = segment.next_step();
+  if (end > begin) {
+    for (int q = 0; q < n; ++q) {
+      inputs[static_cast<size_t>(q)] =
+          q == rank ? send + (base + begin) * element : segment.slot(q, in_step) + packed(rank, q) * element;
+    }
+    shm_reduce_in_order(segment.slot(rank, out_step), inputs.data(), n, end - begin, args);
+  }
+  RCC_RETURN_IF_ERROR(segment.step(kind_name(args.kind)));
+  // Step 3: every portion's result out (this chunk's input is no longer needed, even in place).
+  if (!call.receives) return RCC_SUCCESS;
+  for (int p = 0; p < n; ++p) {
+    const size_t b = portion_begin(length, p, n, element), e = portion_begin(length, p + 1, n, element);
+    std::memcpy(call.recv + (base + b) * element, segment.slot(p, out_step), (e - b) * element);
+  }
+  return RCC_SUCCESS;
+}
 
 }  // namespace
 
@@ -64,80 +172,32 @@ bool shm_reduce_in_one_step(size_t bytes, int ranks) {
 
 Status shm_reduce_one_step(Context& ctx, const Args& args, bool everyone_receives) {
   const ChunkedReduce call(ctx, args, everyone_receives);
-  shm::Segment& segment = call.segment;
-  const int n = call.ranks, rank = call.rank;
-  const size_t element = call.element, chunk = call.chunk;
-  const bool receives = call.receives;
-  const uint8_t* send = call.send;
-  uint8_t* recv = call.recv;
-  const uint8_t** inputs = shm_input_list(n).data();
-  // Out of place and larger than the caches: the result goes out with streaming stores.
-  const bool stream_output = receives && args.sendbuf != args.recvbuf && segment.streams_output(args.count * element);
-  uint8_t* staging = nullptr;
-  if (stream_output) RCC_RETURN_IF_ERROR(scratch(2, chunk * element, &staging));
-  for (size_t base = 0; base < args.count; base += chunk) {
-    const size_t length = std::min(chunk, args.count - base);
-    RCC_RETURN_IF_ERROR(segment.begin(kind_name(args.kind)));
-    const uint64_t step = segment.next_step();
-    std::memcpy(segment.slot(rank, step), send + base * element, length * element);
-    if (!receives) {
-      segment.publish();  // reduce: nobody reads what a non-root holds, so it need not wait
-      continue;
-    }
-    RCC_RETURN_IF_ERROR(segment.step(kind_name(args.kind)));
-    // Own input read in place when it is one of the first two (the kernel may write over those).
-    for (int q = 0; q < n; ++q) inputs[q] = q == rank && q < 2 ? send + base * element : segment.slot(q, step);
-    if (stream_output) {
-      // Reduced in this core's cache, then streamed out: storing into recvbuf directly would first
-      // read each of its lines from memory.
-      shm_reduce_in_order(staging, inputs, n, length, args);
-      shm::copy_streaming(recv + base * element, staging, length * element);
-    } else {
-      shm_reduce_in_order(recv + base * element, inputs, n, length, args);
-    }
-  }
-  return RCC_SUCCESS;
+  return one_step_chunks(call, args, 0);
 }
 
 Status shm_reduce_chunks(Context& ctx, const Args& args, bool everyone_receives) {
   const ChunkedReduce call(ctx, args, everyone_receives);
-  shm::Segment& segment = call.segment;
-  const int n = call.ranks, rank = call.rank;
-  const size_t element = call.element, chunk = call.chunk;
-  const bool receives = call.receives;
-  const uint8_t* send = call.send;
-  uint8_t* recv = call.recv;
-  std::vector<const uint8_t*>& inputs = shm_input_list(n);
+  const size_t chunk = split_chunk_elements(call.segment.slot_bytes(), call.ranks, call.element);
   for (size_t base = 0; base < args.count; base += chunk) {
-    const size_t length = std::min(chunk, args.count - base);
-    // Step 1: the portions the others reduce go into this rank's slot.
-    RCC_RETURN_IF_ERROR(segment.begin(kind_name(args.kind)));
-    const uint64_t in_step = segment.next_step();
-    uint8_t* mine = segment.slot(rank, in_step);
-    for (int p = 0; p < n; ++p) {
-      if (p == rank) continue;
-      const size_t begin = portion_begin(length, p, n, element), end = portion_begin(length, p + 1, n, element);
-      std::memcpy(mine + begin * element, send + (base + begin) * element, (end - begin) * element);
-    }
-    RCC_RETURN_IF_ERROR(segment.step(kind_name(args.kind)));
-    // Step 2: reduce portion `rank` of every rank's copy, in rank order, into the next slot (no
-    // begin(): the step just taken showed everyone past the step that slot held).
-    const size_t begin = portion_begin(length, rank, n, element), end = portion_begin(length, rank + 1, n, element);
-    const uint64_t out_step = segment.next_step();
-    if (end > begin) {
-      for (int q = 0; q < n; ++q) {
-        inputs[static_cast<size_t>(q)] =
-            q == rank ? send + (base + begin) * element : segment.slot(q, in_step) + begin * element;
-      }
-      shm_reduce_in_order(segment.slot(rank, out_step) + begin * element, inputs.data(), n, end - begin, args);
-    }
-    RCC_RETURN_IF_ERROR(segment.step(kind_name(args.kind)));
-    // Step 3: every portion's result out (this chunk's input is no longer needed, even in place).
-    if (!receives) continue;
-    for (int p = 0; p < n; ++p) {
-      const size_t b = portion_begin(length, p, n, element), e = portion_begin(length, p + 1, n, element);
-      std::memcpy(recv + (base + b) * element, segment.slot(p, out_step) + b * element, (e - b) * element);
-    }
+    RCC_RETURN_IF_ERROR(split_chunk(call, args, base, std::min(chunk, args.count - base), nullptr));
+  }
+  return RCC_SUCCESS;
+}
+
+Status shm_allreduce(Context& ctx, const Args& args) {
+  const size_t bytes = args.count * rcc_datatype_size(args.datatype);
+  if (ctx.size() != 2 || bytes < kSplitUnlessInPlaceBytes) {
+    if (shm_reduce_in_one_step(bytes, ctx.size())) return shm_reduce_one_step(ctx, args, true);
+    return shm_reduce_chunks(ctx, args, true);
+  }
+  const ChunkedReduce call(ctx, args, true);
+  const size_t chunk = split_chunk_elements(call.segment.slot_bytes(), call.ranks, call.element);
+  call.segment.set_note(args.sendbuf == args.recvbuf ? 1 : 0);
+  bool all_in_place = false;
+  RCC_RETURN_IF_ERROR(split_chunk(call, args, 0, std::min(chunk, args.count), &all_in_place));
+  if (all_in_place) return one_step_chunks(call, args, chunk);
+  for (size_t base = chunk; base < args.count; base += chunk) {
+    RCC_RETURN_IF_ERROR(split_chunk(call, args, base, std::min(chunk, args.count - base), nullptr));
   }
   return RCC_SUCCESS;
 }

@@ -26,9 +26,10 @@ struct SegmentHeader {
 };
 
 // Each rank's step counter in a line of its own (two lines: the adjacent-line prefetcher would
-// otherwise make neighbours share).
+// otherwise make neighbours share), and the note its next arrival shows the others (set_note).
 struct alignas(128) StepControl {
   std::atomic<uint64_t> step;
+  std::atomic<uint64_t> note;
 };
 
 constexpr size_t kHeaderBytes = 256;

@@ -115,6 +115,11 @@ class Segment {
   Status wait_for(int owner, const char* what);
   // Waits until every other rank arrived at next_step() (a root collecting), then publishes.
   Status wait_others_then_publish(const char* what);
+  // A word for the others that this rank's next arrival shows them (a choice every rank must make
+  // alike, such as whether all of them reduce in place): set it before arriving; after a step that
+  // `owner` arrived at, note(owner) is what owner set before it, until owner arrives again.
+  void set_note(uint64_t value);
+  uint64_t note(int owner) const;
 
  private:
   Segment() = default;

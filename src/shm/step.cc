@@ -53,6 +53,11 @@ void Segment::publish() {
   if (header_->sleepers.load(std::memory_order_seq_cst) != 0) wake_sleepers();
 }
 
+void Segment::set_note(uint64_t value) { control(rank_)->note.store(value, std::memory_order_relaxed); }
+
+// Relaxed: the acquiring load of owner's step that ended the wait made its note visible.
+uint64_t Segment::note(int owner) const { return control(owner)->note.load(std::memory_order_relaxed); }
+
 Status Segment::step(const char* what) {
   publish();
   RCC_RETURN_IF_ERROR(wait_all(step_, what));

@@ -1,5 +1,8 @@
 // Allreduce with each algorithm forced: every datatype x op against an exact reference, in place
 // and out of place, counts 0..1 MiB+5, results bitwise equal on every rank.
+#include <functional>
+#include <utility>
+
 #include "coll_test_util.h"
 
 using namespace coll_test;
@@ -96,6 +99,31 @@ TEST(Allreduce, HierarchicalInPieces) {
         Case{RCC_INT8, RCC_MAX, (size_t{1} << 20) + 3}}) {
     for (bool in_place : {false, true}) {
       run_allreduce(c.type, c.op, c.count, in_place, 7);
+      if (HasFailure()) return;
+    }
+  }
+}
+
+// From 8 MiB a 2-rank allreduce through shared memory reduces in halves unless every rank works in
+// place, which the ranks tell each other with the first chunk: all in place, none, and each rank
+// its own way (rank 0 in place, then the others), one call after another so a stale choice from the
+// call before would show; counts not a whole number of chunks or cache lines.
+TEST(Allreduce, LargeInPlaceOnSomeRanks) {
+  if (quick()) GTEST_SKIP() << "RCC_TEST_QUICK";
+  const int rank = ranktest::rank();
+  const std::vector<std::pair<const char*, std::function<bool(int)>>> patterns = {
+      {"none in place", [](int) { return false; }},
+      {"all in place", [](int) { return true; }},
+      {"rank 0 in place", [](int r) { return r == 0; }},
+      {"all in place", [](int) { return true; }},
+      {"all but rank 0 in place", [](int r) { return r != 0; }},
+      {"none in place", [](int) { return false; }}};
+  for (const char* algorithm : and_shm({"ring"})) {
+    ForceAlgo force(std::string("allreduce:") + algorithm);
+    for (const auto& [name, in_place] : patterns) {
+      SCOPED_TRACE(std::string(algorithm) + ", " + name);
+      run_allreduce(RCC_INT32, RCC_SUM, (size_t{8} << 20) / 4 + 21, in_place(rank), 3);
+      run_allreduce(RCC_FLOAT64, RCC_AVG, (size_t{9} << 20) / 8 + 3, in_place(rank), 5);
       if (HasFailure()) return;
     }
   }
