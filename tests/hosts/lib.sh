@@ -16,10 +16,16 @@ hosts_down() {
 
 # The partition and freeze cases (partition_test.sh here, tests/vm/cross-partition.sh between two
 # guests): 2+2 ranks of partition_loop, host b made unreachable once all four ran a round.
-# wait_ready OUT: until the job's output OUT says " ready" four times (at most 180 s).
+# wait_ready OUT: until the job's output OUT says " ready" four times (at most 180 s; status 1
+# then). Callers empty OUT before starting the job: the job's own redirection runs in the
+# background shell, on a busy machine after this has looked (it found the last case's four lines
+# and host b was frozen before its ranks ran). A missing OUT counts as no line.
 wait_ready() {
   waited=0
-  while [ "$(grep -c ' ready$' "$1")" -lt 4 ] && [ $waited -lt 1800 ]; do
+  while :; do
+    ready=$(grep -c ' ready$' "$1" 2>/dev/null) || true
+    [ "${ready:-0}" -ge 4 ] && return 0
+    [ $waited -ge 1800 ] && return 1
     sleep 0.1
     waited=$((waited + 1))
   done

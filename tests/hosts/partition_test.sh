@@ -34,11 +34,14 @@ check() {
   action=$2
   echo "=== $label"
   ip -n rcchp-b link set eth0 up
+  # Emptied here, not by the job's redirection: that runs in the background shell, on a busy machine
+  # after wait_ready has already counted the last case's four "ready" lines.
+  : >"$dir/out"
   RCC_SOCKET_IFNAME=rccbr$net "$rccrun" -H rcchp-a:2,rcchp-b:2 --rsh "$scripts/netns-rsh" --tag-output \
     --timeout 120 --failure-grace 2 --env UCX_TLS=tcp,self --env RCC_TRANSPORT=ucx --env RCC_TIMEOUT=300 \
     --env RCC_PEER_TIMEOUT=2 "$loop" 100 >"$dir/out" 2>&1 &
   job=$!
-  wait_ready "$dir/out"
+  wait_ready "$dir/out" || { echo "FAIL: $label: not all 4 ranks ran a round within 180 s"; failed=1; }
   cut_at=$(now)
   sh -c "$action"
   rc=0

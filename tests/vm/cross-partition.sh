@@ -40,11 +40,12 @@ check() { # LABEL REMOTE_ACTION
 	printf 'while [ ! -e %s ]; do sleep 0.05; done\n%s\n' "$trigger" "$action" >"$shared/action.$device.$armed"
 	timeout 60 $rsh "$peer" "nohup sh $shared/action.$device.$armed >/dev/null 2>&1 &" </dev/null ||
 		{ echo "FAIL: $device: $label: cannot arm the action on $peer"; failed=1; return; }
+	: >"$out" # emptied before the job starts: its own redirection may run after wait_ready looked
 	RCC_SOCKET_IFNAME=$link "$build/launcher/rccrun" -H "$(hostname):2,$peer:2" --rsh "$rsh" --tag-output \
 		--timeout 300 --failure-grace 2 --env RCC_TRANSPORT=verbs --env "RCC_IB_DEVICE=$device" \
 		--env "RCC_SOCKET_IFNAME=$link" --env RCC_TIMEOUT=300 --env RCC_PEER_TIMEOUT=2 "$loop" 200 >"$out" 2>&1 &
 	job=$!
-	wait_ready "$out"
+	wait_ready "$out" || { echo "FAIL: $device: $label: not all 4 ranks ran a round within 180 s"; failed=1; }
 	cut_at=$(now)
 	touch "$trigger"
 	wait $job || rc=$?
