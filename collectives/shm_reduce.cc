@@ -35,18 +35,6 @@ size_t portion_begin(size_t count, int p, int parts, size_t element) {
   return std::min(count, lines * static_cast<size_t>(p) / static_cast<size_t>(parts) * per_line);
 }
 
-// A reduction through the slots; `chunk` is the one-step form's (one slot).
-struct ChunkedReduce : ShmCall {
-  ChunkedReduce(Context& ctx, const Args& args, bool everyone_receives)
-      : ShmCall(ctx, args), chunk(segment.slot_bytes() / element), receives(everyone_receives || rank == args.root) {}
-  const size_t chunk;   // elements per chunk
-  const bool receives;  // this rank gets the result
-};
-
-// From this size a 2-rank allreduce reduces in halves unless every rank works in place (above):
-// where both ranks' inputs and outputs (4n) no longer fit a 32 MiB last-level cache.
-constexpr size_t kSplitUnlessInPlaceBytes = size_t{8} << 20;
-
 // Elements per chunk of the split form: every rank's slot holds the n-1 portions it copies in, so a
 // chunk is n/(n-1) slots (two at 2 ranks) in whole cache lines; no portion exceeds
 // ceil(lines/n) <= slot_lines/(n-1) lines, so n-1 of them fit one slot (one rank: its result does).
@@ -56,14 +44,32 @@ size_t split_chunk_elements(size_t slot_bytes, int n, size_t element) {
   return parts * (slot_lines / (parts - 1)) * (64 / element);
 }
 
+// A reduction through the slots.
+struct ChunkedReduce : ShmCall {
+  ChunkedReduce(Context& ctx, const Args& args, bool everyone_receives)
+      : ShmCall(ctx, args),
+        one_step_chunk(segment.slot_bytes() / element),
+        split_chunk_length(split_chunk_elements(segment.slot_bytes(), ranks, element)),
+        receives(everyone_receives || rank == args.root),
+        inputs(shm_input_list(ranks).data()) {}
+  const size_t one_step_chunk;      // elements per chunk of the one-step form (one slot)
+  const size_t split_chunk_length;  // elements per chunk of the split form
+  const bool receives;              // this rank gets the result
+  const uint8_t** const inputs;     // the kernel's inputs, one per rank, set per chunk
+};
+
+// From this size a 2-rank allreduce reduces in halves unless every rank works in place (above):
+// where both ranks' inputs and outputs (4n) no longer fit a 32 MiB last-level cache.
+constexpr size_t kSplitUnlessInPlaceBytes = size_t{8} << 20;
+
 // The one-step form over elements [from, count).
 Status one_step_chunks(const ChunkedReduce& call, const Args& args, size_t from) {
   shm::Segment& segment = call.segment;
   const int n = call.ranks, rank = call.rank;
-  const size_t element = call.element, chunk = call.chunk;
+  const size_t element = call.element, chunk = call.one_step_chunk;
   const uint8_t* send = call.send;
   uint8_t* recv = call.recv;
-  const uint8_t** inputs = shm_input_list(n).data();
+  const uint8_t** inputs = call.inputs;
   // Out of place and larger than the caches: the result goes out with streaming stores.
   const bool stream_output =
       call.receives && args.sendbuf != args.recvbuf && segment.streams_output(args.count * element);
@@ -101,7 +107,7 @@ Status split_chunk(const ChunkedReduce& call, const Args& args, size_t base, siz
   const int n = call.ranks, rank = call.rank;
   const size_t element = call.element;
   const uint8_t* send = call.send;
-  std::vector<const uint8_t*>& inputs = shm_input_list(n);
+  const uint8_t** inputs = call.inputs;
   // Where portion p sits in the slot of `holder`, which packs the portions it copies in (all but
   // its own) one after another.
   const auto packed = [&](int p, int holder) {
@@ -129,10 +135,9 @@ Status split_chunk(const ChunkedReduce& call, const Args& args, size_t base, siz
   const uint64_t out_step = segment.next_step();
   if (end > begin) {
     for (int q = 0; q < n; ++q) {
-      inputs[static_cast<size_t>(q)] =
-          q == rank ? send + (base + begin) * element : segment.slot(q, in_step) + packed(rank, q) * element;
+      inputs[q] = q == rank ? send + (base + begin) * element : segment.slot(q, in_step) + packed(rank, q) * element;
     }
-    shm_reduce_in_order(segment.slot(rank, out_step), inputs.data(), n, end - begin, args);
+    shm_reduce_in_order(segment.slot(rank, out_step), inputs, n, end - begin, args);
   }
   RCC_RETURN_IF_ERROR(segment.step(kind_name(args.kind)));
   // Step 3: every portion's result out (this chunk's input is no longer needed, even in place).
@@ -140,6 +145,15 @@ Status split_chunk(const ChunkedReduce& call, const Args& args, size_t base, siz
   for (int p = 0; p < n; ++p) {
     const size_t b = portion_begin(length, p, n, element), e = portion_begin(length, p + 1, n, element);
     std::memcpy(call.recv + (base + b) * element, segment.slot(p, out_step), (e - b) * element);
+  }
+  return RCC_SUCCESS;
+}
+
+// The split form over elements [from, count).
+Status split_chunks(const ChunkedReduce& call, const Args& args, size_t from) {
+  const size_t chunk = call.split_chunk_length;
+  for (size_t base = from; base < args.count; base += chunk) {
+    RCC_RETURN_IF_ERROR(split_chunk(call, args, base, std::min(chunk, args.count - base), nullptr));
   }
   return RCC_SUCCESS;
 }
@@ -177,11 +191,7 @@ Status shm_reduce_one_step(Context& ctx, const Args& args, bool everyone_receive
 
 Status shm_reduce_chunks(Context& ctx, const Args& args, bool everyone_receives) {
   const ChunkedReduce call(ctx, args, everyone_receives);
-  const size_t chunk = split_chunk_elements(call.segment.slot_bytes(), call.ranks, call.element);
-  for (size_t base = 0; base < args.count; base += chunk) {
-    RCC_RETURN_IF_ERROR(split_chunk(call, args, base, std::min(chunk, args.count - base), nullptr));
-  }
-  return RCC_SUCCESS;
+  return split_chunks(call, args, 0);
 }
 
 Status shm_allreduce(Context& ctx, const Args& args) {
@@ -191,15 +201,11 @@ Status shm_allreduce(Context& ctx, const Args& args) {
     return shm_reduce_chunks(ctx, args, true);
   }
   const ChunkedReduce call(ctx, args, true);
-  const size_t chunk = split_chunk_elements(call.segment.slot_bytes(), call.ranks, call.element);
+  const size_t first = std::min(call.split_chunk_length, args.count);
   call.segment.set_note(args.sendbuf == args.recvbuf ? 1 : 0);
   bool all_in_place = false;
-  RCC_RETURN_IF_ERROR(split_chunk(call, args, 0, std::min(chunk, args.count), &all_in_place));
-  if (all_in_place) return one_step_chunks(call, args, chunk);
-  for (size_t base = chunk; base < args.count; base += chunk) {
-    RCC_RETURN_IF_ERROR(split_chunk(call, args, base, std::min(chunk, args.count - base), nullptr));
-  }
-  return RCC_SUCCESS;
+  RCC_RETURN_IF_ERROR(split_chunk(call, args, 0, first, &all_in_place));
+  return all_in_place ? one_step_chunks(call, args, first) : split_chunks(call, args, first);
 }
 
 }  // namespace rcc::collectives
