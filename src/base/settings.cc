@@ -73,6 +73,15 @@ const std::vector<Setting>& table() {
       integer_row("RCC_EAGER_LIMIT", "8192", 1024, 64 * kMiB,
                   "Largest message in bytes sent eagerly through pre-registered slots; larger ones are zero-copy "
                   "writes into the receiver's buffer."),
+      integer_row("RCC_EAGER_LIMIT_NET", "65536", 1024, 64 * kMiB,
+                  "Largest message in bytes sent eagerly to a rank on another host when the transport copies such "
+                  "messages anyway (UCX over TCP): a rendezvous there saves no copy and costs a round trip between "
+                  "the hosts. Capped by RCC_UCX_NET_EAGER_BYTES and RCC_EAGER_NET_MEMORY, never below "
+                  "RCC_EAGER_LIMIT; RDMA transports keep RCC_EAGER_LIMIT."),
+      integer_row("RCC_EAGER_NET_MEMORY", "67108864", 0, 1LL << 40,
+                  "Most bytes of eager slots (receive and staging areas) a rank sets aside for ranks on other hosts "
+                  "at RCC_EAGER_LIMIT_NET: the limit halves until the slots of the rank with the most such peers "
+                  "fit."),
       integer_row("RCC_UCX_NET_EAGER_BYTES", "131072", 0, 64 * kMiB,
                   "UCX backend: largest write to a rank on another host that UCX must send eagerly; larger ones go "
                   "by UCX's rendezvous. UCX's own threshold over TCP is a few KiB, and each rendezvous waits for the "

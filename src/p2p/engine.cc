@@ -133,8 +133,9 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
                      bool synchronous) {
   std::lock_guard<std::mutex> guard(mutex_);
   RCC_RETURN_IF_ERROR(check_usable(context));
-  const bool eager = bytes <= eager_limit_ && peer != rank_ && !synchronous;
-  std::deque<PeerState::PendingMessage>& queued = peers_[static_cast<size_t>(peer)].pending_messages;
+  PeerState& state = peers_[static_cast<size_t>(peer)];
+  const bool eager = bytes <= state.eager_limit && peer != rank_ && !synchronous;
+  std::deque<PeerState::PendingMessage>& queued = state.pending_messages;
   if (eager && queued.size() < slots_) {
     // Copied into a slot (or the pending queue) before this returns: complete, no Request needed.
     RCC_RETURN_IF_ERROR(post_slot_message(peer, message_header(tag, context, bytes, 0), buffer, bytes));

@@ -1,6 +1,7 @@
 // The point-to-point engine: tagged, ordered messages between ranks over any Transport.
 //
-// Small messages (<= RCC_EAGER_LIMIT) are copied into a pre-registered slot of the receiver by one
+// Small messages (<= RCC_EAGER_LIMIT; RCC_EAGER_LIMIT_NET to peers on other hosts over a backend
+// that copies anyway) are copied into a pre-registered slot of the receiver by one
 // write (eager.h: headed, bare or anchored); the receiver copies them out and returns the slot
 // through its credits. Large messages are zero copy: the sender announces them (RTS), the receiver
 // answers with the address and key of its own buffer (CTS), and the sender writes straight into it
@@ -32,6 +33,7 @@
 #include "p2p/peer_state.h"
 #include "p2p/registration_cache.h"
 #include "p2p/request.h"
+#include "p2p/slot_layout.h"
 #include "p2p/wire.h"
 #include "transport/transport.h"
 
@@ -41,8 +43,10 @@ class Engine final {
  public:
   // Connects the full mesh: exchanges transport addresses, slot areas and credit areas through the
   // job's exchange (its ranks are the engine's). Group 0 (world_group()) holds every rank.
-  static Status create(std::unique_ptr<transport::Transport> transport, bootstrap::Exchange& exchange, double timeout_s,
-                       std::unique_ptr<Engine>* out);
+  // host_of: each rank's host (the same on every rank; empty when unknown): peers on other hosts
+  // reached by a copying backend get larger eager slots (slot_layout.h).
+  static Status create(std::unique_ptr<transport::Transport> transport, bootstrap::Exchange& exchange,
+                       const std::vector<int>& host_of, double timeout_s, std::unique_ptr<Engine>* out);
   ~Engine();
 
   // How waits spin, yield and sleep (base/wait.h). Set before the engine is used.
@@ -138,7 +142,7 @@ class Engine final {
   Engine(std::unique_ptr<transport::Transport> transport, int rank, int size);
   // setup.cc
   Status connect(bootstrap::Exchange& exchange, double timeout_s);
-  Status read_settings();
+  Status read_settings(const std::vector<int>& host_of);
 
   // engine.cc: requests and the calls' bodies.
   Request* new_request();
@@ -243,9 +247,9 @@ class Engine final {
   int rank_;
   int size_;
   TimeoutHook timeout_hook_;
-  size_t eager_limit_ = 0;
-  size_t slot_bytes_ = 0;
+  size_t eager_limit_ = 0;        // RCC_EAGER_LIMIT: to peers on this host, and to itself (PeerState has each peer's)
   uint32_t slots_ = 0;            // per peer
+  SlotLayout layout_;             // where each peer's slots lie, here and in the peers' areas
   uint32_t encodings_ = kHeaded;  // eager encodings this rank takes and sends
   WaitPolicy wait_policy_;
   bool polled_ = false;               // slot messages are found by polling (transport's polled_delivery)

@@ -30,6 +30,11 @@ struct PeerState {
     uint64_t receiver_request;
   };
 
+  // The slots this rank and the peer offer each other (both sides the same size, slot_layout.h):
+  // the peer's in my receive area and my staging copies of mine in its area; where mine lie there.
+  size_t eager_limit = 0, slot_bytes = 0;
+  uint8_t* recv_slots = nullptr;
+  uint8_t* send_slots = nullptr;
   uint64_t remote_slots = 0;   // my slots inside the peer's receive area
   uint64_t remote_credit = 0;  // my credit word inside the peer's credit area
   std::unique_ptr<transport::RemoteKey> slots_key, credit_key;

@@ -44,7 +44,7 @@ Status Engine::handle_event(const transport::Event& event) {
         const uint32_t arg = imm_arg(event.imm);
         const uint32_t slot = bare_slot(arg);
         if ((encodings_ & kBare) == 0 || slot >= slots_ || state.bare_notices[slot] != 0 ||
-            event.length > eager_limit_) {
+            event.length > state.eager_limit) {
           return fail(RCC_ERR_TRANSPORT, "protocol error: rank %d sent a bare message of %llu bytes to slot %u",
                       event.peer, static_cast<unsigned long long>(event.length), slot);
         }

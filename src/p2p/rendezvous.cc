@@ -58,7 +58,7 @@ Status Engine::send_cts(Request* receive, const Arrival& rts) {
   std::vector<uint8_t> key;
   RCC_RETURN_IF_ERROR(registrations_->acquire(receive->buffer, length, &receive->memory));
   RCC_RETURN_IF_ERROR(transport_->pack_key(*receive->memory, &key));
-  if (key.size() > std::min<size_t>(eager_limit_, UINT16_MAX)) {
+  if (key.size() > std::min<size_t>(peers_[static_cast<size_t>(peer)].eager_limit, UINT16_MAX)) {
     return fail(RCC_ERR_INTERNAL, "a remote key of %zu bytes does not fit a slot", key.size());
   }
   cts.length = length;
@@ -83,7 +83,8 @@ Status Engine::handle_cts(int peer, const SlotHeader& header, const uint8_t* key
     }
     return fail(RCC_ERR_TRANSPORT, "protocol error: unexpected clear-to-send from rank %d", peer);
   }
-  if (send->transfer_in_flight || header.length > send->bytes || header.key_length > eager_limit_) {
+  if (send->transfer_in_flight || header.length > send->bytes ||
+      header.key_length > peers_[static_cast<size_t>(peer)].eager_limit) {
     return fail(RCC_ERR_TRANSPORT, "protocol error: a clear-to-send from rank %d that does not fit its send", peer);
   }
   if (header.length == 0) {

@@ -2,6 +2,7 @@
 // peer where to write (slots, credit word) and which eager encodings this rank takes.
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "base/log.h"
 #include "base/settings.h"
@@ -10,10 +11,6 @@
 namespace rcc::p2p {
 namespace {
 
-constexpr size_t kAlign = 64;
-
-size_t round_up(size_t value, size_t align) { return (value + align - 1) / align * align; }
-
 // The blob each rank publishes after the transport is connected: where peers write, and how.
 struct AreaHeader {
   uint64_t recv_area;
@@ -21,9 +18,10 @@ struct AreaHeader {
   uint32_t recv_key_bytes;
   uint32_t credit_key_bytes;
   uint32_t slots;
-  uint32_t slot_bytes;
-  uint32_t polled;     // 1: slot messages are found by polling (the transport's polled_delivery)
-  uint32_t encodings;  // the eager encodings this rank takes (eager.h's bits)
+  uint32_t slot_bytes;      // toward peers on this host
+  uint32_t far_slot_bytes;  // toward peers on other hosts (slot_layout.h)
+  uint32_t polled;          // 1: slot messages are found by polling (the transport's polled_delivery)
+  uint32_t encodings;       // the eager encodings this rank takes (eager.h's bits)
 };
 
 void arm_anchor(uint8_t* slot, size_t slot_bytes) { slot[slot_bytes - 1] = kAnchorIdle; }
@@ -47,18 +45,23 @@ Engine::~Engine() {
   for (Request* request : requests_) delete request;
 }
 
-Status Engine::create(std::unique_ptr<transport::Transport> transport, bootstrap::Exchange& exchange, double timeout_s,
-                      std::unique_ptr<Engine>* out) {
+Status Engine::create(std::unique_ptr<transport::Transport> transport, bootstrap::Exchange& exchange,
+                      const std::vector<int>& host_of, double timeout_s, std::unique_ptr<Engine>* out) {
   std::unique_ptr<Engine> engine(new Engine(std::move(transport), exchange.rank(), exchange.size()));
-  RCC_RETURN_IF_ERROR(engine->read_settings());
+  if (!host_of.empty() && host_of.size() != static_cast<size_t>(exchange.size())) {
+    return fail(RCC_ERR_INTERNAL, "a host map of %zu ranks for an engine of %d", host_of.size(), exchange.size());
+  }
+  RCC_RETURN_IF_ERROR(engine->read_settings(host_of));
   RCC_RETURN_IF_ERROR(engine->connect(exchange, timeout_s));
   *out = std::move(engine);
   return RCC_SUCCESS;
 }
 
-Status Engine::read_settings() {
-  int64_t eager_limit = 0, slots = 0, timeout = 0;
+Status Engine::read_settings(const std::vector<int>& host_of) {
+  int64_t eager_limit = 0, net_limit = 0, net_memory = 0, slots = 0, timeout = 0;
   RCC_RETURN_IF_ERROR(settings::integer("RCC_EAGER_LIMIT", &eager_limit));
+  RCC_RETURN_IF_ERROR(settings::integer("RCC_EAGER_LIMIT_NET", &net_limit));
+  RCC_RETURN_IF_ERROR(settings::integer("RCC_EAGER_NET_MEMORY", &net_memory));
   RCC_RETURN_IF_ERROR(settings::integer("RCC_EAGER_SLOTS", &slots));
   RCC_RETURN_IF_ERROR(settings::integer("RCC_TIMEOUT", &timeout));
   std::string registration_cache;
@@ -69,18 +72,30 @@ Status Engine::read_settings() {
   eager_limit_ = static_cast<size_t>(eager_limit);
   slots_ = static_cast<uint32_t>(slots);
   timeout_s_ = static_cast<double>(timeout);
-  // The anchor byte after the longest message's tail word: no headed or bare message reaches it.
-  slot_bytes_ = round_up(tail_offset(eager_limit_) + kTailBytes + kAnchorReserve, kAlign);
+  std::vector<int> hosts = host_of;
+  if (hosts.empty()) hosts.assign(static_cast<size_t>(size_), 0);  // unknown: every peer near
+  const size_t far_limit =
+      far_eager_limit(eager_limit_, static_cast<size_t>(net_limit), transport_->network_copy_bytes(),
+                      static_cast<size_t>(net_memory), slots_, max_far_peers(hosts));
+  layout_ = SlotLayout(std::move(hosts), slots_, slot_geometry(eager_limit_), slot_geometry(far_limit));
   if (registration_cache == "0") registrations_->disable();
   return RCC_SUCCESS;
 }
 
 Status Engine::connect(bootstrap::Exchange& exchange, double timeout_s) {
-  const size_t area_bytes = static_cast<size_t>(size_) * slots_ * slot_bytes_;
+  const size_t area_bytes = layout_.area_bytes(rank_);
   recv_area_.assign(area_bytes, 0);
   send_area_.assign(area_bytes, 0);
-  for (size_t slot = 0; slot < static_cast<size_t>(size_) * slots_; ++slot) {
-    arm_anchor(recv_area_.data() + slot * slot_bytes_, slot_bytes_);
+  for (int peer = 0; peer < size_; ++peer) {
+    PeerState& state = peers_[static_cast<size_t>(peer)];
+    const SlotGeometry& geometry = layout_.geometry(rank_, peer);
+    state.eager_limit = peer == rank_ ? eager_limit_ : geometry.eager_limit;
+    state.slot_bytes = geometry.slot_bytes;
+    if (peer == rank_) continue;
+    state.recv_slots = recv_area_.data() + layout_.offset(rank_, peer);
+    state.send_slots = send_area_.data() + layout_.offset(rank_, peer);
+    for (uint32_t slot = 0; slot < slots_; ++slot)
+      arm_anchor(state.recv_slots + slot * state.slot_bytes, state.slot_bytes);
   }
   credit_area_.assign(static_cast<size_t>(size_), CreditWord{0, 0, 0});
   credit_staging_.assign(static_cast<size_t>(size_), CreditWord{0, 0, 0});
@@ -104,7 +119,8 @@ Status Engine::connect(bootstrap::Exchange& exchange, double timeout_s) {
                         static_cast<uint32_t>(recv_key.size()),
                         static_cast<uint32_t>(credit_key.size()),
                         slots_,
-                        static_cast<uint32_t>(slot_bytes_),
+                        static_cast<uint32_t>(layout_.near_geometry().slot_bytes),
+                        static_cast<uint32_t>(layout_.far_geometry().slot_bytes),
                         polled_ ? 1u : 0u,
                         encodings_};
   std::vector<uint8_t> blob(sizeof mine + recv_key.size() + credit_key.size());
@@ -125,11 +141,16 @@ Status Engine::connect(bootstrap::Exchange& exchange, double timeout_s) {
     if (theirs.size() != sizeof header + header.recv_key_bytes + header.credit_key_bytes) {
       return fail(RCC_ERR_BOOTSTRAP, "rank %d published a malformed area description", peer);
     }
-    if (header.slots != slots_ || header.slot_bytes != slot_bytes_) {
+    const size_t near_bytes = layout_.near_geometry().slot_bytes;
+    if (header.slots != slots_ || header.slot_bytes != near_bytes ||
+        header.far_slot_bytes != layout_.far_geometry().slot_bytes) {
       return fail(RCC_ERR_MISMATCH,
-                  "rank %d uses %u eager slots of %u bytes, this rank %u of %zu: set RCC_EAGER_LIMIT and "
-                  "RCC_EAGER_SLOTS the same on every rank",
-                  peer, header.slots, header.slot_bytes, slots_, slot_bytes_);
+                  "rank %d uses %u eager slots of %u bytes (%u to other hosts), this rank %u of %zu (%zu): set "
+                  "RCC_EAGER_LIMIT, RCC_EAGER_LIMIT_NET, RCC_EAGER_NET_MEMORY, RCC_UCX_NET_EAGER_BYTES and "
+                  "RCC_EAGER_SLOTS the same on every "
+                  "rank",
+                  peer, header.slots, header.slot_bytes, header.far_slot_bytes, slots_, near_bytes,
+                  layout_.far_geometry().slot_bytes);
     }
     if (header.polled != (polled_ ? 1u : 0u)) {
       // A polling sender would never notify a rank that only looks at notices.
@@ -144,14 +165,19 @@ Status Engine::connect(bootstrap::Exchange& exchange, double timeout_s) {
     PeerState& state = peers_[static_cast<size_t>(peer)];
     RCC_RETURN_IF_ERROR(transport_->import_key(peer, their_recv_key, &state.slots_key));
     RCC_RETURN_IF_ERROR(transport_->import_key(peer, their_credit_key, &state.credit_key));
-    state.remote_slots = header.recv_area + static_cast<uint64_t>(rank_) * slots_ * slot_bytes_;
+    state.remote_slots = header.recv_area + layout_.offset(peer, rank_);
     state.remote_credit = header.credit_area + static_cast<uint64_t>(rank_) * sizeof(CreditWord);
     state.encodings = encodings_ & header.encodings;
     state.packet_bytes = transport_->notice_packet_bytes(peer);
     state.bare_notices.assign(slots_, 0);
   }
-  RCC_INFO("engine: %d ranks connected over %s, eager limit %zu bytes, %u slots per peer, %s, encodings%s%s%s", size_,
-           transport_->name(), eager_limit_, slots_,
+  std::string far;
+  if (layout_.has_far()) {
+    far = " (" + std::to_string(layout_.far_geometry().eager_limit) +
+          " to ranks on other hosts: " + transport_->name() + " copies them anyway)";
+  }
+  RCC_INFO("engine: %d ranks connected over %s, eager limit %zu bytes%s, %u slots per peer, %s, encodings%s%s%s", size_,
+           transport_->name(), eager_limit_, far.c_str(), slots_,
            polled_ ? "slot messages found by polling" : "slot messages notified",
            (encodings_ & kAnchored) ? " anchored" : "", (encodings_ & kBare) ? " bare" : "", " headed");
   return RCC_SUCCESS;

@@ -43,15 +43,18 @@ uint64_t Engine::fins_consumed_by(int peer) const {
 }
 
 uint8_t* Engine::recv_slot(int peer, uint32_t slot) {
-  return recv_area_.data() + (static_cast<size_t>(peer) * slots_ + slot) * slot_bytes_;
+  const PeerState& state = peers_[static_cast<size_t>(peer)];
+  return state.recv_slots + static_cast<size_t>(slot) * state.slot_bytes;
 }
 
 uint8_t* Engine::send_slot(int peer, uint32_t slot) {
-  return send_area_.data() + (static_cast<size_t>(peer) * slots_ + slot) * slot_bytes_;
+  const PeerState& state = peers_[static_cast<size_t>(peer)];
+  return state.send_slots + static_cast<size_t>(slot) * state.slot_bytes;
 }
 
 uint64_t Engine::remote_slot(int peer, uint32_t slot) const {
-  return peers_[static_cast<size_t>(peer)].remote_slots + static_cast<uint64_t>(slot) * slot_bytes_;
+  const PeerState& state = peers_[static_cast<size_t>(peer)];
+  return state.remote_slots + static_cast<uint64_t>(slot) * state.slot_bytes;
 }
 
 SlotLink Engine::link_to(int peer) {
@@ -65,7 +68,7 @@ SlotLink Engine::link_to(int peer) {
       peer,
       send_slot(peer, slot),
       remote_slot(peer, slot),
-      slot_bytes_,
+      state.slot_bytes,
       slots_,
       polled_,
       polled_ ? __atomic_load_n(&credit_area_[static_cast<size_t>(peer)].sleep_epoch, __ATOMIC_ACQUIRE) : 0};
@@ -220,7 +223,7 @@ Status Engine::handle_slot(int peer, uint32_t slot) {
             header.tag, static_cast<unsigned long long>(header.length));
   switch (header.type) {
     case SlotType::kEager:
-      if (header.length > eager_limit_) {
+      if (header.length > state.eager_limit) {
         return fail(RCC_ERR_TRANSPORT, "protocol error: oversized eager message from rank %d", peer);
       }
       state.received_eager = true;
@@ -261,7 +264,7 @@ Status Engine::release_delivered(int peer) {
   uint8_t* bytes = recv_slot(peer, static_cast<uint32_t>(state.slots_consumed % slots_));
   std::memset(bytes + state.unreleased_offset, 0, state.unreleased_bytes);
   clear_sequence(bytes);
-  arm_anchor(bytes, slot_bytes_);
+  arm_anchor(bytes, state.slot_bytes);
   ++state.slots_consumed;
   return send_credits(peer, false);
 }
@@ -289,7 +292,7 @@ Status Engine::handle_anchored(int peer, uint32_t slot) {
                 "protocol error: rank %d sent an anchored message without a previous non-empty eager message", peer);
   }
   ++counters_.anchored_received;
-  return deliver_payload(peer, slot, slot_bytes_ - length, length);
+  return deliver_payload(peer, slot, state.slot_bytes - length, length);
 }
 
 Status Engine::deliver_payload(int peer, uint32_t slot, uint64_t offset, uint64_t length) {
@@ -316,7 +319,7 @@ Status Engine::poll_slots(int peer, uint64_t* delivered) {
     const auto* sequence = reinterpret_cast<const uint32_t*>(bytes + offsetof(SlotHeader, sequence));
     if (__atomic_load_n(sequence, __ATOMIC_ACQUIRE) != expected) {
       // No header: an anchored message, once its last byte (the anchor's) has landed.
-      if (__atomic_load_n(bytes + slot_bytes_ - 1, __ATOMIC_ACQUIRE) == kAnchorIdle) return RCC_SUCCESS;
+      if (__atomic_load_n(bytes + state.slot_bytes - 1, __ATOMIC_ACQUIRE) == kAnchorIdle) return RCC_SUCCESS;
       RCC_RETURN_IF_ERROR(release_delivered(peer));
       RCC_RETURN_IF_ERROR(handle_anchored(peer, slot));
       ++*delivered;
@@ -325,9 +328,9 @@ Status Engine::poll_slots(int peer, uint64_t* delivered) {
     // The header is whole (its sequence is its last word); the body is once its tail word is too.
     const auto* header = reinterpret_cast<const SlotHeader*>(bytes);
     const uint64_t body = body_bytes(*header);
-    if (body > eager_limit_) {
+    if (body > state.eager_limit) {
       return fail(RCC_ERR_TRANSPORT, "protocol error: rank %d wrote a slot message of %llu bytes (limit %zu)", peer,
-                  static_cast<unsigned long long>(body), eager_limit_);
+                  static_cast<unsigned long long>(body), state.eager_limit);
     }
     const auto* tail = reinterpret_cast<const uint32_t*>(bytes + tail_offset(body));
     if (__atomic_load_n(tail, __ATOMIC_ACQUIRE) != expected) return RCC_SUCCESS;

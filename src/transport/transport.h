@@ -109,6 +109,12 @@ class Transport {
     return 0;
   }
 
+  // Up to how many bytes a write to a rank on another host (Options::host_of) is copied by this
+  // backend anyway, as UCX sends it eagerly through its buffers over TCP; 0 when such writes are
+  // zero copy (RDMA). Below it a rendezvous saves no copy and costs a round trip between the hosts,
+  // so the engine gives those peers larger eager slots (RCC_EAGER_LIMIT_NET).
+  virtual size_t network_copy_bytes() const { return 0; }
+
   // How this backend addresses a peer (device, GID or LID), for error messages; "" if nothing useful.
   virtual std::string describe_peer(int peer) const {
     (void)peer;

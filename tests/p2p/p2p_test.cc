@@ -41,7 +41,9 @@ void expect_message(const std::vector<uint8_t>& got, int sender, size_t bytes) {
 
 TEST(PointToPoint, PingPongSizes) {
   if (size() < 2) GTEST_SKIP() << "needs two ranks";  // the self-send test covers one rank
-  const size_t sizes[] = {0, 1, 7, 4096, (1u << 20) + 3, 64u << 20};
+  // Around the eager limits too: RCC_EAGER_LIMIT (8 KiB) and, toward ranks on other hosts over
+  // UCX's TCP, RCC_EAGER_LIMIT_NET (64 KiB).
+  const size_t sizes[] = {0, 1, 7, 4096, 8192, 8193, 65536, 65537, (1u << 20) + 3, 64u << 20};
   // Rank 0 plays ping-pong with every other rank in turn.
   for (int partner = 1; partner < size(); ++partner) {
     for (size_t bytes : sizes) {

@@ -64,7 +64,7 @@ std::vector<RankResult> run_two(const Body& body) {
     ASSERT_STREQ(verbs->name(), "verbs") << "this test needs the verbs transport (run it in the RDMA VM)";
     std::unique_ptr<Engine> engine;
     rcc::bootstrap::StoreExchange meet(*store, "delivery", rank, 2);
-    ASSERT_EQ(Engine::create(std::move(transport), meet, 60, &engine), RCC_SUCCESS) << rcc::last_error();
+    ASSERT_EQ(Engine::create(std::move(transport), meet, {}, 60, &engine), RCC_SUCCESS) << rcc::last_error();
     rcc::WaitPolicy wait;
     ASSERT_EQ(rcc::WaitPolicy::from_settings(false, &wait), RCC_SUCCESS) << rcc::last_error();
     engine->set_wait_policy(wait);
@@ -379,7 +379,7 @@ TEST(EngineDeliveryPolled, RanksDisagreeingOnPolledEagerFailToConnect) {
     ASSERT_EQ(rcc::bootstrap::StoreClient::connect(server->address(), secret, 60, &store), RCC_SUCCESS);
     std::unique_ptr<Engine> engine;
     rcc::bootstrap::StoreExchange meet(*store, "mismatch", rank, 2);
-    statuses[rank] = Engine::create(std::move(transports[rank]), meet, 60, &engine);
+    statuses[rank] = Engine::create(std::move(transports[rank]), meet, {}, 60, &engine);
     messages[rank] = rcc::last_error();
   };
   std::thread other(connect, 1);

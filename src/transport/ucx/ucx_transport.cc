@@ -156,6 +156,7 @@ class UcxTransport : public Transport {
   }
 
   const char* name() const override { return "ucx"; }
+  size_t network_copy_bytes() const override { return net_eager_bytes_; }
 
   Status local_address(std::vector<uint8_t>* blob) override {
     ucp_address_t* address = nullptr;
