@@ -2,8 +2,8 @@
 // its ranks' data through its shared-memory segment into one slice per channel (local rank c gets
 // slice c), local rank c allreduces slice c with rank c of every other host, then each host hands
 // the slices round through its segment. Every local rank below the channel count carries a share
-// of the traffic between hosts; each element is reduced once (in local rank order, then as the
-// cross level's algorithm does), so every rank gets the same bits. A message of several pieces is
+// of the traffic between hosts (a small message: local rank 0 alone); each element is reduced once (in local rank
+// order, then as the cross level's algorithm does), so every rank gets the same bits. A message of several pieces is
 // pipelined (allreduce_in_pieces), so the link is not idle while the segments work.
 #include <algorithm>
 #include <cstring>
@@ -18,15 +18,26 @@ namespace rcc::collectives {
 
 namespace {
 
-// Pipelined: above one piece, on at most this many hosts (each channel sends a message to every
+// Pipelined: from one piece, on at most this many hosts (each channel sends a message to every
 // other host per piece), in at most this many pieces (two tags per piece). Pieces are half the
 // broadcast's: at 2 x 2 and 2 x 4 ranks over 10 Gbit/s, 512 KiB pieces took 21-25 ms for 16 MiB and
 // 1 MiB pieces 25-29 ms (the exchange's parts of 32-64 KiB go eagerly; the pipeline fills sooner).
+// 512 KiB itself (two pieces of 256 KiB) went flat through the cross level before, whose messages
+// of 128-256 KiB take a rendezvous: four paired runs, 2 x 2 and 2 x 4, 565-990 -> 491-832 us in
+// three (one 769 -> 832); 256 KiB (one piece) gained nothing, so it stays as it was.
 constexpr size_t kAllreducePieceBytes = size_t{512} << 10;
 constexpr int kPipelinedHosts = 8;
 constexpr size_t kMostPieces = 32768;
 
-bool is_pipelined(size_t bytes, int hosts) { return hosts <= kPipelinedHosts && bytes > kAllreducePieceBytes; }
+bool is_pipelined(size_t bytes, int hosts) { return hosts <= kPipelinedHosts && bytes >= kAllreducePieceBytes; }
+
+// Up to this size one rank per host (local rank 0) carries the whole buffer between hosts, as Open
+// MPI's and NCCL's small collectives use one leader or channel: each channel's exchange is a message
+// between hosts, and a small message costs its sender about as much as a large one (the network
+// stack runs in the send). Medians of five launches, 10 Gbit/s, one carrier against every channel:
+// 2 x 2 8 B-32 KiB 22-34 against 27-46 us, 2 x 4 26-51 against 42-79 us; at 64 KiB the channels
+// were ahead (54 against 58 us, 101 against 113).
+constexpr size_t kOneCarrierBytes = size_t{32} << 10;
 
 // Smaller pieces below 4 MiB, for at least kFewestPieces of them: the pipeline runs two pieces
 // behind, so a call of a few pieces spends much of its time filling and draining it. But not below parts
@@ -154,11 +165,12 @@ Status allreduce_hierarchical(Context& ctx, const Args& args) {
         ctx, args, level_piece_elements(args.count, element, piece_bytes(args.count * element, levels), kMostPieces));
   }
   const rcc_op_t op = kernel_op(args.op);
+  const int carriers = args.count * element <= kOneCarrierBytes ? 1 : levels.channels;
   RCC_RETURN_IF_ERROR(
-      host_reduce_to_channels(ctx, args.sendbuf, args.recvbuf, args.count, args.datatype, op, "allreduce"));
+      host_reduce_to_carriers(ctx, carriers, args.sendbuf, args.recvbuf, args.count, args.datatype, op, "allreduce"));
   const int channel = levels.host.rank;
-  if (channel < levels.channels) {
-    const Slice slice = channel_slice(args.count, levels.channels, channel);
+  if (channel < carriers) {
+    const Slice slice = channel_slice(args.count, carriers, channel);
     void* data = at(args.recvbuf, slice.begin, element);
     RCC_RETURN_IF_ERROR(run_on_cross(ctx, Args{.kind = Kind::kAllreduce,
                                                .sendbuf = data,
@@ -167,7 +179,7 @@ Status allreduce_hierarchical(Context& ctx, const Args& args) {
                                                .datatype = args.datatype,
                                                .op = op}));
   }
-  RCC_RETURN_IF_ERROR(host_share_channels(ctx, args.recvbuf, args.count, element, -1, "allreduce"));
+  RCC_RETURN_IF_ERROR(host_share_carriers(ctx, carriers, args.recvbuf, args.count, element, -1, "allreduce"));
   if (args.op == RCC_AVG) scale_divide(args.recvbuf, args.count, args.datatype, ctx.size());
   return RCC_SUCCESS;
 }

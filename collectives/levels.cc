@@ -25,9 +25,8 @@ size_t chunk_bytes(const shm::Segment& segment, size_t element) {
 
 }  // namespace
 
-Status host_reduce_to_channels(Context& ctx, const void* send, void* out, size_t count, rcc_datatype_t datatype,
-                               rcc_op_t op, const char* what) {
-  const Levels& levels = ctx.levels();
+Status host_reduce_to_carriers(Context& ctx, int carriers, const void* send, void* out, size_t count,
+                               rcc_datatype_t datatype, rcc_op_t op, const char* what) {
   Context host = ctx.host_level();
   const size_t element = rcc_datatype_size(datatype);
   const size_t bytes = count * element;
@@ -51,7 +50,7 @@ Status host_reduce_to_channels(Context& ctx, const void* send, void* out, size_t
     std::memcpy(segment.slot(me, step), from + base, length);
     RCC_RETURN_IF_ERROR(segment.step(what));
     size_t lo = 0, hi = 0;
-    if (me < levels.channels && slice_in_chunk(count, element, levels.channels, me, base, length, &lo, &hi)) {
+    if (me < carriers && slice_in_chunk(count, element, carriers, me, base, length, &lo, &hi)) {
       for (int q = 0; q < host.size(); ++q) inputs[static_cast<size_t>(q)] = segment.slot(q, step) + (lo - base);
       shm_reduce_in_order(to + lo, inputs.data(), host.size(), (hi - lo) / element, reduce_args);
     }
@@ -64,8 +63,7 @@ namespace {
 // host_share_*'s loop; range(c, &lo, &hi) gives channel c's bytes of buf (no allocation per call:
 // an allreduce runs this on every call).
 template <typename Range>
-Status share(Context& ctx, void* buf, size_t bytes, Range range, int reader, const char* what) {
-  const int channels = ctx.levels().channels;
+Status share(Context& ctx, int channels, void* buf, size_t bytes, Range range, int reader, const char* what) {
   Context host = ctx.host_level();
   if (host.size() == 1) return RCC_SUCCESS;  // one rank: it holds the only slice
   shm::Segment& segment = host.shm();
@@ -100,13 +98,13 @@ Status share(Context& ctx, void* buf, size_t bytes, Range range, int reader, con
 
 }  // namespace
 
-Status host_share_channels(Context& ctx, void* buf, size_t count, size_t element, int reader, const char* what) {
-  const int channels = ctx.levels().channels;
+Status host_share_carriers(Context& ctx, int carriers, void* buf, size_t count, size_t element, int reader,
+                           const char* what) {
   auto range = [&](int c, size_t* lo, size_t* hi) {
-    *lo = channel_begin(count, channels, c) * element;
-    *hi = channel_end(count, channels, c) * element;
+    *lo = channel_begin(count, carriers, c) * element;
+    *hi = channel_end(count, carriers, c) * element;
   };
-  return share(ctx, buf, count * element, range, reader, what);
+  return share(ctx, carriers, buf, count * element, range, reader, what);
 }
 
 Status host_share_ranges(Context& ctx, void* buf, size_t bytes, const std::vector<std::pair<size_t, size_t>>& ranges,
@@ -115,7 +113,7 @@ Status host_share_ranges(Context& ctx, void* buf, size_t bytes, const std::vecto
     *lo = ranges[static_cast<size_t>(c)].first;
     *hi = ranges[static_cast<size_t>(c)].second;
   };
-  return share(ctx, buf, bytes, range, reader, what);
+  return share(ctx, static_cast<int>(ranges.size()), buf, bytes, range, reader, what);
 }
 
 Status run_on_host(Context& ctx, const Args& args, const AlgorithmRow& row) {

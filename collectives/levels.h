@@ -29,16 +29,25 @@ inline Slice channel_slice(size_t count, int channels, int c) {
 }
 
 // Host level: every local rank's `send` (count elements) reduced over the host's ranks, in local
-// rank order, with `op` (a kernel op: not RCC_AVG); local rank c < channels gets channel c's slice
-// of the result at its place in `out` (a buffer of count elements; may be send). Collective over
+// rank order, with `op` (a kernel op: not RCC_AVG); local rank c < carriers gets slice c of the
+// result (channel_slice(count, carriers, c)) at its place in `out` (a buffer of count elements; may
+// be send). carriers: 1..levels.channels; host_reduce_to_channels takes them all. Collective over
 // the host's ranks.
-Status host_reduce_to_channels(Context& ctx, const void* send, void* out, size_t count, rcc_datatype_t datatype,
-                               rcc_op_t op, const char* what);
+Status host_reduce_to_carriers(Context& ctx, int carriers, const void* send, void* out, size_t count,
+                               rcc_datatype_t datatype, rcc_op_t op, const char* what);
+inline Status host_reduce_to_channels(Context& ctx, const void* send, void* out, size_t count, rcc_datatype_t datatype,
+                                      rcc_op_t op, const char* what) {
+  return host_reduce_to_carriers(ctx, ctx.levels().channels, send, out, count, datatype, op, what);
+}
 
-// Host level: local rank c < channels holds channel c's slice of `buf` (count elements); afterwards
-// every local rank holds all of buf, or only local rank `reader` when it is >= 0. Collective over
-// the host's ranks.
-Status host_share_channels(Context& ctx, void* buf, size_t count, size_t element, int reader, const char* what);
+// Host level: local rank c < carriers holds slice c of `buf` (count elements); afterwards every
+// local rank holds all of buf, or only local rank `reader` when it is >= 0. Collective over the
+// host's ranks. host_share_channels: every channel carries.
+Status host_share_carriers(Context& ctx, int carriers, void* buf, size_t count, size_t element, int reader,
+                           const char* what);
+inline Status host_share_channels(Context& ctx, void* buf, size_t count, size_t element, int reader, const char* what) {
+  return host_share_carriers(ctx, ctx.levels().channels, buf, count, element, reader, what);
+}
 
 // The same with a byte range [first, second) of buf per channel (ranges.size() == channels), for
 // slices that are not the even split of one buffer.

@@ -82,7 +82,7 @@ TEST(Allreduce, RandomFloatsWithinRoundingBound) {
   }
 }
 
-// The hierarchical allreduce of more than 512 KiB runs in pieces (of 128-512 KiB, by the size and
+// The hierarchical allreduce of 512 KiB or more runs in pieces (of 128-512 KiB, by the size and
 // the layout), three in flight: 4 MiB and one element of int32 is nine pieces (the last of one
 // element: empty slices and parts on some ranks), 3 MiB of float64 with RCC_AVG six to eight, 1 MiB
 // and 3 bytes of int8 with RCC_MAX three to nine (the last of 3 bytes at 2 x 2: pieces of 256 KiB).
