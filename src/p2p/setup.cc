@@ -83,7 +83,8 @@ Status Engine::read_settings(const std::vector<int>& host_of) {
 }
 
 Status Engine::connect(bootstrap::Exchange& exchange, double timeout_s) {
-  const size_t area_bytes = layout_.area_bytes(rank_);
+  // A job of one rank offers no slots, but a registration needs bytes: one cache line then.
+  const size_t area_bytes = std::max<size_t>(layout_.area_bytes(rank_), 64);
   recv_area_.assign(area_bytes, 0);
   send_area_.assign(area_bytes, 0);
   for (int peer = 0; peer < size_; ++peer) {
