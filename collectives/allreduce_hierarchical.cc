@@ -31,14 +31,6 @@ constexpr size_t kMostPieces = 32768;
 
 bool is_pipelined(size_t bytes, int hosts) { return hosts <= kPipelinedHosts && bytes >= kAllreducePieceBytes; }
 
-// Up to this size one rank per host (local rank 0) carries the whole buffer between hosts, as Open
-// MPI's and NCCL's small collectives use one leader or channel: each channel's exchange is a message
-// between hosts, and a small message costs its sender about as much as a large one (the network
-// stack runs in the send). Medians of five launches, 10 Gbit/s, one carrier against every channel:
-// 2 x 2 8 B-32 KiB 22-34 against 27-46 us, 2 x 4 26-51 against 42-79 us; at 64 KiB the channels
-// were ahead (54 against 58 us, 101 against 113).
-constexpr size_t kOneCarrierBytes = size_t{32} << 10;
-
 // Smaller pieces below 4 MiB, for at least kFewestPieces of them: the pipeline runs two pieces
 // behind, so a call of a few pieces spends much of its time filling and draining it. But not below parts
 // of kSmallestPartBytes: a small message between hosts costs its sender nearly as much as a larger one (at
@@ -47,6 +39,11 @@ constexpr size_t kOneCarrierBytes = size_t{32} << 10;
 // 1.10-1.30 ms (256 KiB: four pieces against two).
 constexpr size_t kFewestPieces = 8;
 constexpr size_t kSmallestPartBytes = size_t{64} << 10;
+
+// One carrier per host up to 32 KiB (carriers_for). Medians of five launches at 10 Gbit/s, one
+// carrier against every channel: 2 x 2 8 B-32 KiB 22-34 against 27-46 us, 2 x 4 26-51 against
+// 42-79 us; at 64 KiB the channels were ahead (54 against 58 us, 101 against 113).
+constexpr size_t kOneCarrierBytes = size_t{32} << 10;
 size_t piece_bytes(size_t bytes, const Levels& levels) {
   const size_t smallest = kSmallestPartBytes * static_cast<size_t>(levels.channels) * static_cast<size_t>(levels.hosts);
   return std::min(kAllreducePieceBytes, std::max(bytes / kFewestPieces, smallest));
@@ -165,7 +162,7 @@ Status allreduce_hierarchical(Context& ctx, const Args& args) {
         ctx, args, level_piece_elements(args.count, element, piece_bytes(args.count * element, levels), kMostPieces));
   }
   const rcc_op_t op = kernel_op(args.op);
-  const int carriers = args.count * element <= kOneCarrierBytes ? 1 : levels.channels;
+  const int carriers = carriers_for(args.count * element, kOneCarrierBytes, levels);
   RCC_RETURN_IF_ERROR(
       host_reduce_to_carriers(ctx, carriers, args.sendbuf, args.recvbuf, args.count, args.datatype, op, "allreduce"));
   const int channel = levels.host.rank;

@@ -28,6 +28,15 @@ inline Slice channel_slice(size_t count, int channels, int c) {
   return {begin, channel_end(count, channels, c) - begin};
 }
 
+// How many local ranks carry a reduction of `bytes` between hosts: one (local rank 0) up to
+// one_carrier_bytes, else every channel. Open MPI's and NCCL's small collectives likewise use one
+// leader or channel: each channel's exchange is a message between hosts, and a small message costs
+// its sender about as much as a large one (the network stack runs in the send). Each collective
+// sets its limit from measurements (allreduce_hierarchical.cc, reduce_hierarchical.cc).
+inline int carriers_for(size_t bytes, size_t one_carrier_bytes, const Levels& levels) {
+  return bytes <= one_carrier_bytes ? 1 : levels.channels;
+}
+
 // Host level: every local rank's `send` (count elements) reduced over the host's ranks, in local
 // rank order, with `op` (a kernel op: not RCC_AVG); local rank c < carriers gets slice c of the
 // result (channel_slice(count, carriers, c)) at its place in `out` (a buffer of count elements; may
