@@ -2,9 +2,10 @@
 // its ranks' data through its shared-memory segment into one slice per channel (local rank c gets
 // slice c), local rank c allreduces slice c with rank c of every other host, then each host hands
 // the slices round through its segment. Every local rank below the channel count carries a share
-// of the traffic between hosts (a small message: local rank 0 alone); each element is reduced once (in local rank
-// order, then as the cross level's algorithm does), so every rank gets the same bits. A message of several pieces is
-// pipelined (allreduce_in_pieces), so the link is not idle while the segments work.
+// of the traffic between hosts (a small message: local rank 0 alone); each element is reduced once
+// (in local rank order, then as the cross level's algorithm does), so every rank gets the same
+// bits. A message of several pieces is pipelined (allreduce_in_pieces), so the link is not idle
+// while the segments work.
 #include <algorithm>
 #include <cstring>
 #include <span>
@@ -39,15 +40,15 @@ bool is_pipelined(size_t bytes, int hosts) { return hosts <= kPipelinedHosts && 
 // 1.10-1.30 ms (256 KiB: four pieces against two).
 constexpr size_t kFewestPieces = 8;
 constexpr size_t kSmallestPartBytes = size_t{64} << 10;
+size_t piece_bytes(size_t bytes, const Levels& levels) {
+  const size_t smallest = kSmallestPartBytes * static_cast<size_t>(levels.channels) * static_cast<size_t>(levels.hosts);
+  return std::min(kAllreducePieceBytes, std::max(bytes / kFewestPieces, smallest));
+}
 
 // One carrier per host up to 32 KiB (carriers_for). Medians of five launches at 10 Gbit/s, one
 // carrier against every channel: 2 x 2 8 B-32 KiB 22-34 against 27-46 us, 2 x 4 26-51 against
 // 42-79 us; at 64 KiB the channels were ahead (54 against 58 us, 101 against 113).
 constexpr size_t kOneCarrierBytes = size_t{32} << 10;
-size_t piece_bytes(size_t bytes, const Levels& levels) {
-  const size_t smallest = kSmallestPartBytes * static_cast<size_t>(levels.channels) * static_cast<size_t>(levels.hosts);
-  return std::min(kAllreducePieceBytes, std::max(bytes / kFewestPieces, smallest));
-}
 
 // A piece's requests on the cross level, from its exchange's start to its hand-round.
 struct PieceRequests {

@@ -156,7 +156,7 @@ Status create_comm(const bootstrap::JobInfo& info, std::unique_ptr<bootstrap::Re
   std::unique_ptr<transport::Transport> transport;
   RCC_RETURN_IF_ERROR(transport::create_transport(options, &transport));
   RCC_RETURN_IF_ERROR(
-      p2p::Engine::create(std::move(transport), meet, options.host_of, job.bootstrap_timeout_s, &job.engine));
+      p2p::Engine::create(std::move(transport), meet, &job.hosts, job.bootstrap_timeout_s, &job.engine));
   job.engine->set_wait_policy(job.wait);
   dump_calls_on_first_timeout(job);
   p2p::Engine* engine = job.engine.get();

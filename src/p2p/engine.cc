@@ -182,7 +182,7 @@ Status Engine::send_to_self(const void* buffer, size_t bytes, int tag, uint32_t 
   Arrival parked;
   parked.source = rank_;
   parked.header = header;
-  if (bytes <= eager_limit_ && !synchronous) {
+  if (bytes <= peers_[static_cast<size_t>(rank_)].eager_limit && !synchronous) {
     const auto* bytes_in = static_cast<const uint8_t*>(buffer);
     parked.payload.assign(bytes_in, bytes_in + bytes);
     complete(request, RCC_SUCCESS);

@@ -43,10 +43,10 @@ class Engine final {
  public:
   // Connects the full mesh: exchanges transport addresses, slot areas and credit areas through the
   // job's exchange (its ranks are the engine's). Group 0 (world_group()) holds every rank.
-  // host_of: each rank's host (the same on every rank; empty when unknown): peers on other hosts
+  // hosts: where the exchange's ranks run (null when unknown: one host): peers on other hosts
   // reached by a copying backend get larger eager slots (slot_layout.h).
   static Status create(std::unique_ptr<transport::Transport> transport, bootstrap::Exchange& exchange,
-                       const std::vector<int>& host_of, double timeout_s, std::unique_ptr<Engine>* out);
+                       const bootstrap::HostMap* hosts, double timeout_s, std::unique_ptr<Engine>* out);
   ~Engine();
 
   // How waits spin, yield and sleep (base/wait.h). Set before the engine is used.
@@ -142,7 +142,7 @@ class Engine final {
   Engine(std::unique_ptr<transport::Transport> transport, int rank, int size);
   // setup.cc
   Status connect(bootstrap::Exchange& exchange, double timeout_s);
-  Status read_settings(const std::vector<int>& host_of);
+  Status read_settings(const bootstrap::HostMap* hosts);
 
   // engine.cc: requests and the calls' bodies.
   Request* new_request();
@@ -247,7 +247,6 @@ class Engine final {
   int rank_;
   int size_;
   TimeoutHook timeout_hook_;
-  size_t eager_limit_ = 0;        // RCC_EAGER_LIMIT: to peers on this host, and to itself (PeerState has each peer's)
   uint32_t slots_ = 0;            // per peer
   SlotLayout layout_;             // where each peer's slots lie, here and in the peers' areas
   uint32_t encodings_ = kHeaded;  // eager encodings this rank takes and sends

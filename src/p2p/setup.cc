@@ -46,18 +46,18 @@ Engine::~Engine() {
 }
 
 Status Engine::create(std::unique_ptr<transport::Transport> transport, bootstrap::Exchange& exchange,
-                      const std::vector<int>& host_of, double timeout_s, std::unique_ptr<Engine>* out) {
+                      const bootstrap::HostMap* hosts, double timeout_s, std::unique_ptr<Engine>* out) {
   std::unique_ptr<Engine> engine(new Engine(std::move(transport), exchange.rank(), exchange.size()));
-  if (!host_of.empty() && host_of.size() != static_cast<size_t>(exchange.size())) {
-    return fail(RCC_ERR_INTERNAL, "a host map of %zu ranks for an engine of %d", host_of.size(), exchange.size());
+  if (hosts != nullptr && hosts->size() != exchange.size()) {
+    return fail(RCC_ERR_INTERNAL, "a host map of %d ranks for an engine of %d", hosts->size(), exchange.size());
   }
-  RCC_RETURN_IF_ERROR(engine->read_settings(host_of));
+  RCC_RETURN_IF_ERROR(engine->read_settings(hosts));
   RCC_RETURN_IF_ERROR(engine->connect(exchange, timeout_s));
   *out = std::move(engine);
   return RCC_SUCCESS;
 }
 
-Status Engine::read_settings(const std::vector<int>& host_of) {
+Status Engine::read_settings(const bootstrap::HostMap* hosts) {
   int64_t eager_limit = 0, net_limit = 0, net_memory = 0, slots = 0, timeout = 0;
   RCC_RETURN_IF_ERROR(settings::integer("RCC_EAGER_LIMIT", &eager_limit));
   RCC_RETURN_IF_ERROR(settings::integer("RCC_EAGER_LIMIT_NET", &net_limit));
@@ -69,15 +69,15 @@ Status Engine::read_settings(const std::vector<int>& host_of) {
   RCC_RETURN_IF_ERROR(WaitPolicy::from_settings(true, &wait_policy_));
   polled_ = transport_->polled_delivery();
   RCC_RETURN_IF_ERROR(enabled_encodings(polled_, &encodings_));
-  eager_limit_ = static_cast<size_t>(eager_limit);
   slots_ = static_cast<uint32_t>(slots);
   timeout_s_ = static_cast<double>(timeout);
-  std::vector<int> hosts = host_of;
-  if (hosts.empty()) hosts.assign(static_cast<size_t>(size_), 0);  // unknown: every peer near
-  const size_t far_limit =
-      far_eager_limit(eager_limit_, static_cast<size_t>(net_limit), transport_->network_copy_bytes(),
-                      static_cast<size_t>(net_memory), slots_, max_far_peers(hosts));
-  layout_ = SlotLayout(std::move(hosts), slots_, slot_geometry(eager_limit_), slot_geometry(far_limit));
+  // Unknown: places alike, so every peer is near.
+  bootstrap::HostMap map =
+      hosts != nullptr ? *hosts : bootstrap::HostMap::of(std::vector<bootstrap::RankPlace>(static_cast<size_t>(size_)));
+  const size_t near_limit = static_cast<size_t>(eager_limit);
+  const size_t far_limit = far_eager_limit(near_limit, static_cast<size_t>(net_limit), transport_->network_copy_bytes(),
+                                           static_cast<size_t>(net_memory), slots_, max_far_peers(map));
+  layout_ = SlotLayout(std::move(map), slots_, slot_geometry(near_limit), slot_geometry(far_limit));
   if (registration_cache == "0") registrations_->disable();
   return RCC_SUCCESS;
 }
@@ -90,7 +90,7 @@ Status Engine::connect(bootstrap::Exchange& exchange, double timeout_s) {
   for (int peer = 0; peer < size_; ++peer) {
     PeerState& state = peers_[static_cast<size_t>(peer)];
     const SlotGeometry& geometry = layout_.geometry(rank_, peer);
-    state.eager_limit = peer == rank_ ? eager_limit_ : geometry.eager_limit;
+    state.eager_limit = geometry.eager_limit;  // to itself: near's (the self-send's copy)
     state.slot_bytes = geometry.slot_bytes;
     if (peer == rank_) continue;
     state.recv_slots = recv_area_.data() + layout_.offset(rank_, peer);
@@ -148,8 +148,7 @@ Status Engine::connect(bootstrap::Exchange& exchange, double timeout_s) {
       return fail(RCC_ERR_MISMATCH,
                   "rank %d uses %u eager slots of %u bytes (%u to other hosts), this rank %u of %zu (%zu): set "
                   "RCC_EAGER_LIMIT, RCC_EAGER_LIMIT_NET, RCC_EAGER_NET_MEMORY, RCC_UCX_NET_EAGER_BYTES and "
-                  "RCC_EAGER_SLOTS the same on every "
-                  "rank",
+                  "RCC_EAGER_SLOTS the same on every rank",
                   peer, header.slots, header.slot_bytes, header.far_slot_bytes, slots_, near_bytes,
                   layout_.far_geometry().slot_bytes);
     }
@@ -178,7 +177,7 @@ Status Engine::connect(bootstrap::Exchange& exchange, double timeout_s) {
           " to ranks on other hosts: " + transport_->name() + " copies them anyway)";
   }
   RCC_INFO("engine: %d ranks connected over %s, eager limit %zu bytes%s, %u slots per peer, %s, encodings%s%s%s", size_,
-           transport_->name(), eager_limit_, far.c_str(), slots_,
+           transport_->name(), layout_.near_geometry().eager_limit, far.c_str(), slots_,
            polled_ ? "slot messages found by polling" : "slot messages notified",
            (encodings_ & kAnchored) ? " anchored" : "", (encodings_ & kBare) ? " bare" : "", " headed");
   return RCC_SUCCESS;

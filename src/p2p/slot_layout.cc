@@ -2,6 +2,7 @@
 #include "p2p/slot_layout.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "p2p/wire.h"
 
@@ -33,37 +34,22 @@ size_t far_eager_limit(size_t near_limit, size_t net_limit, size_t copy_bytes, s
   return std::max(limit, near_limit);
 }
 
-int max_far_peers(const std::vector<int>& host_of) {
-  if (host_of.empty()) return 0;
-  std::vector<int> population;
-  for (int host : host_of) {
-    if (host >= static_cast<int>(population.size())) population.resize(static_cast<size_t>(host) + 1, 0);
-    ++population[static_cast<size_t>(host)];
-  }
-  int smallest = static_cast<int>(host_of.size());
-  for (int count : population) {
-    if (count > 0) smallest = std::min(smallest, count);
-  }
-  return static_cast<int>(host_of.size()) - smallest;
+int max_far_peers(const bootstrap::HostMap& hosts) {
+  size_t smallest = static_cast<size_t>(hosts.size());
+  for (int h = 0; h < hosts.hosts(); ++h) smallest = std::min(smallest, hosts.ranks_on(h).size());
+  return hosts.size() - static_cast<int>(smallest);
 }
 
-SlotLayout::SlotLayout(std::vector<int> host_of, uint32_t slots, SlotGeometry near, SlotGeometry far)
-    : host_of_(std::move(host_of)), slots_(slots), near_(near), far_(far) {
-  for (size_t rank = 0; rank < host_of_.size(); ++rank) {
-    const size_t host = static_cast<size_t>(host_of_[rank]);
-    if (host >= ranks_on_.size()) ranks_on_.resize(host + 1);
-    ranks_on_[host].push_back(static_cast<int>(rank));
-  }
-  has_far_ = ranks_on_.size() > 1 && far_.eager_limit > near_.eager_limit;
+SlotLayout::SlotLayout(bootstrap::HostMap hosts, uint32_t slots, SlotGeometry near, SlotGeometry far)
+    : hosts_(std::move(hosts)), slots_(slots), near_(near), far_(far) {
+  has_far_ = hosts_.hosts() > 1 && far_.eager_limit > near_.eager_limit;
   if (!has_far_) far_ = near_;
 }
 
-bool SlotLayout::far(int owner, int peer) const {
-  return has_far_ && host_of_[static_cast<size_t>(owner)] != host_of_[static_cast<size_t>(peer)];
-}
+bool SlotLayout::far(int owner, int peer) const { return has_far_ && hosts_.host_of(owner) != hosts_.host_of(peer); }
 
 size_t SlotLayout::near_before(int owner, int before) const {
-  const std::vector<int>& mates = ranks_on_[static_cast<size_t>(host_of_[static_cast<size_t>(owner)])];
+  const std::vector<int>& mates = hosts_.ranks_on(hosts_.host_of(owner));
   const size_t count = static_cast<size_t>(std::lower_bound(mates.begin(), mates.end(), before) - mates.begin());
   return count - (owner < before ? 1 : 0);
 }
@@ -75,6 +61,6 @@ size_t SlotLayout::offset(int owner, int peer) const {
   return (near * near_.slot_bytes + (before - near) * far_.slot_bytes) * slots_;
 }
 
-size_t SlotLayout::area_bytes(int owner) const { return offset(owner, static_cast<int>(host_of_.size())); }
+size_t SlotLayout::area_bytes(int owner) const { return offset(owner, hosts_.size()); }
 
 }  // namespace rcc::p2p

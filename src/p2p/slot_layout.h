@@ -8,7 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+
+#include "bootstrap/hosts.h"
 
 namespace rcc::p2p {
 
@@ -27,15 +28,15 @@ SlotGeometry slot_geometry(size_t eager_limit);
 size_t far_eager_limit(size_t near_limit, size_t net_limit, size_t copy_bytes, size_t budget_bytes, uint32_t slots,
                        int max_far_peers);
 
-// How many peers on other hosts the rank with the most of them has (0 for one host or none known).
-int max_far_peers(const std::vector<int>& host_of);
+// How many peers on other hosts the rank with the most of them has (0 for one host).
+int max_far_peers(const bootstrap::HostMap& hosts);
 
 class SlotLayout {
  public:
   SlotLayout() = default;
-  // host_of: each rank's host (all 0 when unknown: every peer is near); near, far: the geometries
-  // for peers on the same and on other hosts (far's limit no larger than near's: every peer is near).
-  SlotLayout(std::vector<int> host_of, uint32_t slots, SlotGeometry near, SlotGeometry far);
+  // near, far: the geometries for peers on the same and on other hosts of `hosts` (far's limit no
+  // larger than near's: every peer is near).
+  SlotLayout(bootstrap::HostMap hosts, uint32_t slots, SlotGeometry near, SlotGeometry far);
 
   // Whether the slots owner offers peer (and peer offers owner) take the far geometry.
   bool far(int owner, int peer) const;
@@ -51,8 +52,7 @@ class SlotLayout {
   // How many ranks before `before` (or all, when before is past the last) share owner's host, owner excluded.
   size_t near_before(int owner, int before) const;
 
-  std::vector<int> host_of_;
-  std::vector<std::vector<int>> ranks_on_;  // per host, ascending
+  bootstrap::HostMap hosts_;
   uint32_t slots_ = 0;
   SlotGeometry near_, far_;
   bool has_far_ = false;

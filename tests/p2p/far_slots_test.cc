@@ -15,10 +15,12 @@
 #include <vector>
 
 #include "base/status.h"
+#include "bootstrap/hosts.h"
 #include "bootstrap/store.h"
 #include "bootstrap/store_rendezvous.h"
 #include "p2p/engine.h"
 #include "p2p/slot_layout.h"
+#include "rank_threads.h"
 
 namespace {
 
@@ -29,9 +31,16 @@ using rcc::p2p::SlotLayout;
 
 constexpr size_t kMiB = size_t{1} << 20;
 
+// The host map of ranks on the hosts in host_of (host h: identity "h").
+rcc::bootstrap::HostMap map_of(const std::vector<int>& host_of) {
+  std::vector<rcc::bootstrap::RankPlace> places(host_of.size());
+  for (size_t r = 0; r < host_of.size(); ++r) places[r].identity = std::to_string(host_of[r]);
+  return rcc::bootstrap::HostMap::of(std::move(places));
+}
+
 void check_layout(const std::vector<int>& host_of, size_t near_limit, size_t far_limit) {
   const uint32_t slots = 32;
-  const SlotLayout layout(host_of, slots, slot_geometry(near_limit), slot_geometry(far_limit));
+  const SlotLayout layout(map_of(host_of), slots, slot_geometry(near_limit), slot_geometry(far_limit));
   const int size = static_cast<int>(host_of.size());
   for (int owner = 0; owner < size; ++owner) {
     size_t expected_offset = 0;  // runs follow each other in rank order, without gaps
@@ -72,11 +81,11 @@ TEST(SlotLayout, SlotsHoldTheLargestMessageWithItsHeaderTailAndAnchor) {
 }
 
 TEST(SlotLayout, FarPeersCountedOnTheFullestSide) {
-  EXPECT_EQ(max_far_peers({0, 0, 0, 0}), 0);
-  EXPECT_EQ(max_far_peers({0, 1}), 1);
-  EXPECT_EQ(max_far_peers({0, 0, 0, 1}), 3);  // the rank alone on host 1 has three
-  EXPECT_EQ(max_far_peers({0, 0, 1, 1, 2}), 4);
-  EXPECT_EQ(max_far_peers({0, 0, 0, 0, 1, 1, 1, 1}), 4);
+  EXPECT_EQ(max_far_peers(map_of({0, 0, 0, 0})), 0);
+  EXPECT_EQ(max_far_peers(map_of({0, 1})), 1);
+  EXPECT_EQ(max_far_peers(map_of({0, 0, 0, 1})), 3);  // the rank alone on host 1 has three
+  EXPECT_EQ(max_far_peers(map_of({0, 0, 1, 1, 2})), 4);
+  EXPECT_EQ(max_far_peers(map_of({0, 0, 0, 0, 1, 1, 1, 1})), 4);
 }
 
 TEST(SlotLayout, FarLimitFitsTheCopyAndTheMemoryBudget) {
@@ -107,16 +116,12 @@ struct EngineRun {
 template <typename Body>
 EngineRun run_two(const std::vector<int>& host_of, const Body& body) {
   EngineRun run;
-  std::string secret;
-  EXPECT_EQ(rcc::bootstrap::make_secret(&secret), RCC_SUCCESS);
-  std::unique_ptr<rcc::bootstrap::StoreServer> server;
-  EXPECT_EQ(rcc::bootstrap::StoreServer::start("127.0.0.1", 0, "127.0.0.1", secret, &server), RCC_SUCCESS)
-      << rcc::last_error();
-  if (server == nullptr) return run;
+  transport_test::LoopbackStore loopback;
+  if (!loopback.start()) return run;
+  const rcc::bootstrap::HostMap hosts = map_of(host_of);
   auto rank_body = [&](int rank) {
-    std::unique_ptr<rcc::bootstrap::StoreClient> store;
-    ASSERT_EQ(rcc::bootstrap::StoreClient::connect(server->address(), secret, 60, &store), RCC_SUCCESS)
-        << rcc::last_error();
+    std::unique_ptr<rcc::bootstrap::StoreClient> store = loopback.client();
+    ASSERT_NE(store, nullptr);
     rcc::transport::Options options;
     options.rank = rank;
     options.size = 2;
@@ -126,7 +131,7 @@ EngineRun run_two(const std::vector<int>& host_of, const Body& body) {
     ASSERT_STREQ(transport->name(), "ucx");
     std::unique_ptr<rcc::p2p::Engine> engine;
     rcc::bootstrap::StoreExchange meet(*store, "far", rank, 2);
-    ASSERT_EQ(rcc::p2p::Engine::create(std::move(transport), meet, host_of, 60, &engine), RCC_SUCCESS)
+    ASSERT_EQ(rcc::p2p::Engine::create(std::move(transport), meet, &hosts, 60, &engine), RCC_SUCCESS)
         << rcc::last_error();
     body(rank, *engine);
     run.counters[rank] = engine->counters();
@@ -246,27 +251,12 @@ TEST_F(FarSlots, RanksThatDisagreeOnTheFarSlotsRefuseToConnect) {
     ASSERT_EQ(rcc::transport::create_transport(options, &transports[rank]), RCC_SUCCESS) << rcc::last_error();
   }
   unsetenv("RCC_UCX_NET_EAGER_BYTES");
-  std::string secret;
-  ASSERT_EQ(rcc::bootstrap::make_secret(&secret), RCC_SUCCESS);
-  std::unique_ptr<rcc::bootstrap::StoreServer> server;
-  ASSERT_EQ(rcc::bootstrap::StoreServer::start("127.0.0.1", 0, "127.0.0.1", secret, &server), RCC_SUCCESS);
-  rcc::Status statuses[2] = {RCC_SUCCESS, RCC_SUCCESS};
-  std::string messages[2];
-  auto connect = [&](int rank) {
-    std::unique_ptr<rcc::bootstrap::StoreClient> store;
-    ASSERT_EQ(rcc::bootstrap::StoreClient::connect(server->address(), secret, 60, &store), RCC_SUCCESS);
-    std::unique_ptr<rcc::p2p::Engine> engine;
-    rcc::bootstrap::StoreExchange meet(*store, "mismatch", rank, 2);
-    statuses[rank] = rcc::p2p::Engine::create(std::move(transports[rank]), meet, host_of, 60, &engine);
-    messages[rank] = rcc::last_error();
-  };
-  std::thread other(connect, 1);
-  connect(0);
-  other.join();
+  const rcc::bootstrap::HostMap hosts = map_of(host_of);
+  const auto created = transport_test::create_two_engines(transports, &hosts);
   for (int rank = 0; rank < 2; ++rank) {
-    EXPECT_EQ(statuses[rank], RCC_ERR_MISMATCH) << "rank " << rank;
-    EXPECT_NE(messages[rank].find("RCC_EAGER_LIMIT_NET"), std::string::npos) << messages[rank];
-    EXPECT_NE(messages[rank].find("RCC_UCX_NET_EAGER_BYTES"), std::string::npos) << messages[rank];
+    EXPECT_EQ(created[rank].status, RCC_ERR_MISMATCH) << "rank " << rank;
+    EXPECT_NE(created[rank].message.find("RCC_EAGER_LIMIT_NET"), std::string::npos) << created[rank].message;
+    EXPECT_NE(created[rank].message.find("RCC_UCX_NET_EAGER_BYTES"), std::string::npos) << created[rank].message;
   }
 }
 

@@ -43,17 +43,12 @@ struct RankResult {
 // Runs body(rank, engine) on two threads with connected engines; returns each rank's counters.
 template <typename Body>
 std::vector<RankResult> run_two(const Body& body) {
-  std::string secret;
-  EXPECT_EQ(rcc::bootstrap::make_secret(&secret), RCC_SUCCESS);
-  std::unique_ptr<rcc::bootstrap::StoreServer> server;
-  EXPECT_EQ(rcc::bootstrap::StoreServer::start("127.0.0.1", 0, "127.0.0.1", secret, &server), RCC_SUCCESS)
-      << rcc::last_error();
+  transport_test::LoopbackStore loopback;
   std::vector<RankResult> results(2);
-  if (server == nullptr) return results;
+  if (!loopback.start()) return results;
   auto run_rank = [&](int rank) {
-    std::unique_ptr<rcc::bootstrap::StoreClient> store;
-    ASSERT_EQ(rcc::bootstrap::StoreClient::connect(server->address(), secret, 60, &store), RCC_SUCCESS)
-        << rcc::last_error();
+    std::unique_ptr<rcc::bootstrap::StoreClient> store = loopback.client();
+    ASSERT_NE(store, nullptr);
     rcc::transport::Options options;
     options.rank = rank;
     options.size = 2;
@@ -64,7 +59,7 @@ std::vector<RankResult> run_two(const Body& body) {
     ASSERT_STREQ(verbs->name(), "verbs") << "this test needs the verbs transport (run it in the RDMA VM)";
     std::unique_ptr<Engine> engine;
     rcc::bootstrap::StoreExchange meet(*store, "delivery", rank, 2);
-    ASSERT_EQ(Engine::create(std::move(transport), meet, {}, 60, &engine), RCC_SUCCESS) << rcc::last_error();
+    ASSERT_EQ(Engine::create(std::move(transport), meet, nullptr, 60, &engine), RCC_SUCCESS) << rcc::last_error();
     rcc::WaitPolicy wait;
     ASSERT_EQ(rcc::WaitPolicy::from_settings(false, &wait), RCC_SUCCESS) << rcc::last_error();
     engine->set_wait_policy(wait);
@@ -360,11 +355,7 @@ TEST(EngineDeliveryPolled, AnchoredMessagesWaitForCreditsAndArriveUnexpected) {
 TEST(EngineDeliveryPolled, RanksDisagreeingOnPolledEagerFailToConnect) {
   // Rank 0's transport polls, rank 1's does not (the threads share one environment, so the
   // setting is changed around each creation). Both must refuse to connect, naming the setting.
-  std::string secret;
-  ASSERT_EQ(rcc::bootstrap::make_secret(&secret), RCC_SUCCESS);
-  std::unique_ptr<rcc::bootstrap::StoreServer> server;
-  ASSERT_EQ(rcc::bootstrap::StoreServer::start("127.0.0.1", 0, "127.0.0.1", secret, &server), RCC_SUCCESS);
-  std::vector<std::unique_ptr<rcc::transport::Transport>> transports(2);
+  std::unique_ptr<rcc::transport::Transport> transports[2];
   for (int rank = 0; rank < 2; ++rank) {
     ScopedEnv polled("RCC_IB_POLLED_EAGER", rank == 0 ? "1" : "0");
     rcc::transport::Options options;
@@ -372,22 +363,10 @@ TEST(EngineDeliveryPolled, RanksDisagreeingOnPolledEagerFailToConnect) {
     options.size = 2;
     ASSERT_EQ(rcc::transport::create_transport(options, &transports[rank]), RCC_SUCCESS) << rcc::last_error();
   }
-  rcc::Status statuses[2] = {RCC_SUCCESS, RCC_SUCCESS};
-  std::string messages[2];
-  auto connect = [&](int rank) {
-    std::unique_ptr<rcc::bootstrap::StoreClient> store;
-    ASSERT_EQ(rcc::bootstrap::StoreClient::connect(server->address(), secret, 60, &store), RCC_SUCCESS);
-    std::unique_ptr<Engine> engine;
-    rcc::bootstrap::StoreExchange meet(*store, "mismatch", rank, 2);
-    statuses[rank] = Engine::create(std::move(transports[rank]), meet, {}, 60, &engine);
-    messages[rank] = rcc::last_error();
-  };
-  std::thread other(connect, 1);
-  connect(0);
-  other.join();
+  const auto created = transport_test::create_two_engines(transports, nullptr);
   for (int rank = 0; rank < 2; ++rank) {
-    EXPECT_EQ(statuses[rank], RCC_ERR_MISMATCH) << "rank " << rank;
-    EXPECT_NE(messages[rank].find("RCC_IB_POLLED_EAGER"), std::string::npos) << messages[rank];
+    EXPECT_EQ(created[rank].status, RCC_ERR_MISMATCH) << "rank " << rank;
+    EXPECT_NE(created[rank].message.find("RCC_IB_POLLED_EAGER"), std::string::npos) << created[rank].message;
   }
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "bootstrap/store_rendezvous.h"
+
 namespace transport_test {
 
 bool World::barrier(const std::function<void()>& progress) {
@@ -176,6 +178,40 @@ void run_ranks(int size, const std::function<void(Rank&)>& body, bool connect_fi
     });
   }
   for (std::thread& t : threads) t.join();
+}
+
+bool LoopbackStore::start() {
+  EXPECT_EQ(rcc::bootstrap::make_secret(&secret_), RCC_SUCCESS);
+  EXPECT_EQ(rcc::bootstrap::StoreServer::start("127.0.0.1", 0, "127.0.0.1", secret_, &server_), RCC_SUCCESS)
+      << rcc::last_error();
+  return server_ != nullptr;
+}
+
+std::unique_ptr<rcc::bootstrap::StoreClient> LoopbackStore::client() const {
+  std::unique_ptr<rcc::bootstrap::StoreClient> store;
+  EXPECT_EQ(rcc::bootstrap::StoreClient::connect(server_->address(), secret_, 60, &store), RCC_SUCCESS)
+      << rcc::last_error();
+  return store;
+}
+
+std::vector<EngineCreation> create_two_engines(std::unique_ptr<Transport> transports[2],
+                                               const rcc::bootstrap::HostMap* hosts) {
+  std::vector<EngineCreation> results(2);
+  LoopbackStore store;
+  if (!store.start()) return results;
+  auto create = [&](int rank) {
+    std::unique_ptr<rcc::bootstrap::StoreClient> client = store.client();
+    if (client == nullptr) return;
+    std::unique_ptr<rcc::p2p::Engine> engine;
+    rcc::bootstrap::StoreExchange meet(*client, "mismatch", rank, 2);
+    results[static_cast<size_t>(rank)].status =
+        rcc::p2p::Engine::create(std::move(transports[rank]), meet, hosts, 60, &engine);
+    results[static_cast<size_t>(rank)].message = rcc::last_error();
+  };
+  std::thread other(create, 1);
+  create(0);
+  other.join();
+  return results;
 }
 
 }  // namespace transport_test

@@ -17,6 +17,9 @@
 #include <vector>
 
 #include "base/status.h"
+#include "bootstrap/hosts.h"
+#include "bootstrap/store.h"
+#include "p2p/engine.h"
 #include "transport/transport.h"
 
 namespace transport_test {
@@ -119,5 +122,28 @@ class Rank {
 // Runs body on `size` threads; each gets a connected Rank unless connect_first is false.
 void run_ranks(int size, const std::function<void(Rank&)>& body, bool connect_first = true,
                int max_notifies_per_peer = 64);
+
+// A rendezvous store on loopback for in-process ranks: engines meet through it as a job's do.
+class LoopbackStore {
+ public:
+  // Starts the server; false (with a gtest failure) on error.
+  bool start();
+  // A client of it, for one rank; null (with a gtest failure) on error.
+  std::unique_ptr<rcc::bootstrap::StoreClient> client() const;
+
+ private:
+  std::string secret_;
+  std::unique_ptr<rcc::bootstrap::StoreServer> server_;
+};
+
+// Creates an engine over each of two transports at once (a thread each, meeting through a
+// LoopbackStore), for ranks that are expected to refuse each other: each rank's status and the
+// message it recorded.
+struct EngineCreation {
+  rcc::Status status = RCC_SUCCESS;
+  std::string message;
+};
+std::vector<EngineCreation> create_two_engines(std::unique_ptr<Transport> transports[2],
+                                               const rcc::bootstrap::HostMap* hosts);
 
 }  // namespace transport_test
