@@ -49,11 +49,12 @@ void print_result(std::FILE* out, const Result& r) {
 
 void print_collective_header(std::FILE* out) {
   std::fprintf(out, "#%68s%32s\n", "out-of-place", "in-place");
-  std::fprintf(out, "#%11s  %12s  %8s  %6s  %4s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s  %7s\n", "size", "count",
+  std::fprintf(out, "#%11s  %12s  %8s  %6s  %4s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s  %7s  %7s\n", "size", "count",
                "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong",
-               "memcpy");
-  std::fprintf(out, "#%11s  %12s  %8s  %6s  %4s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s  %7s\n", "(B)", "(elements)",
-               "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(GB/s)");
+               "memcpy", "memcpy");
+  std::fprintf(out, "#%11s  %12s  %8s  %6s  %4s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s  %7s  %7s\n", "(B)",
+               "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "1 core",
+               "all");
 }
 
 void print_collective_row(std::FILE* out, const Row& row) {
@@ -63,10 +64,12 @@ void print_collective_row(std::FILE* out, const Row& row) {
     print_result(out, row.in_place);
   else
     std::fprintf(out, "  %8s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
-  if (row.memcpy_gbs > 0) {
-    std::fprintf(out, "  %7.2f", row.memcpy_gbs);
-  } else {
-    std::fprintf(out, "  %7s", "-");
+  for (const double rate : {row.memcpy_gbs, row.memcpy_everyone_gbs}) {
+    if (rate > 0) {
+      std::fprintf(out, "  %7.2f", rate);
+    } else {
+      std::fprintf(out, "  %7s", "-");
+    }
   }
   std::fprintf(out, "\n");
 }
@@ -115,6 +118,7 @@ bool write_json(const std::string& path, const std::vector<std::pair<std::string
               ", \"out_of_place\": " + json_result(row.out_of_place) +
               ", \"in_place\": " + (row.has_in_place ? json_result(row.in_place) : std::string("null"));
       if (row.memcpy_gbs > 0) line += ", \"memcpy_GBps\": " + json_number(row.memcpy_gbs);
+      if (row.memcpy_everyone_gbs > 0) line += ", \"memcpy_everyone_GBps\": " + json_number(row.memcpy_everyone_gbs);
     }
     line += "}";
     std::fprintf(file, "%s\n    %s", i ? "," : "", line.c_str());

@@ -26,6 +26,10 @@ struct Row {
   // One-core memcpy of the same bytes in the same run (GB/s), beside sizes from kMemcpyFromBytes:
   // the memory limit the collective is measured against. 0: not measured.
   double memcpy_gbs = 0;
+  // Every rank copying the same bytes at once, the slowest rank's rate (GB/s): what the memory
+  // system gives each rank when all of them move data, the limit of a collective that does. 0: not
+  // measured (one rank, or a small row).
+  double memcpy_everyone_gbs = 0;
   // Point-to-point modes fill these instead (OSU): latency in us, bandwidth in MB/s.
   double latency_us = -1, bandwidth_mbs = -1;
 };

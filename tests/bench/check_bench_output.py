@@ -7,6 +7,22 @@ import json
 import sys
 
 
+MEMCPY_FROM_BYTES = 1 << 20  # kMemcpyFromBytes in bench/report.h
+
+
+def memcpy_problems(section, size, rates, line):
+    """From 1 MiB a row carries the one-core and the every-rank memcpy rates (every test runs more
+    than one rank), both positive; below, neither."""
+    if size < MEMCPY_FROM_BYTES:
+        return [] if rates == ["-", "-"] else [f"{section}: memcpy rates below 1 MiB in: {line.strip()}"]
+    try:
+        if all(float(rate) > 0 for rate in rates):
+            return []
+    except ValueError:
+        pass
+    return [f"{section}: no memcpy rates in: {line.strip()}"]
+
+
 def main():
     argv, groups = sys.argv[1:], None
     if argv[:1] == ["--groups"]:
@@ -31,10 +47,11 @@ def main():
         elif line.strip() and not line.startswith("#") and section:
             fields = line.split()
             rows[section] = rows.get(section, 0) + 1
-            if len(fields) == 14:  # collective row: #wrong in columns 9 and 13, then memcpy
+            if len(fields) == 15:  # collective row: #wrong in columns 9 and 13, then two memcpy rates
                 for wrong in (fields[8], fields[12]):
                     if wrong != "N/A" and wrong != "0":
                         problems.append(f"{section}: #wrong {wrong} in: {line.strip()}")
+                problems += memcpy_problems(section, int(fields[0]), fields[13:], line)
             elif len(fields) != 2:
                 problems.append(f"{section}: malformed row: {line.strip()}")
     for name in expected:
@@ -46,6 +63,10 @@ def main():
         if not any(r["collective"] == name for r in json_rows):
             problems.append(f"JSON has no row for {name}")
     for r in json_rows:
+        if "count" in r and r["size"] >= MEMCPY_FROM_BYTES:
+            for key in ("memcpy_GBps", "memcpy_everyone_GBps"):
+                if not r.get(key, 0) > 0:
+                    problems.append(f"JSON: {r['collective']} {r['size']} B has no {key}")
         for column in ("out_of_place", "in_place"):
             if isinstance(r.get(column), dict) and r[column]["wrong"] != 0:
                 problems.append(f"JSON: {r['collective']} {r['size']} B {column} wrong {r[column]['wrong']}")
