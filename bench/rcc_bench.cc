@@ -20,6 +20,7 @@
 
 #include "collectives.h"
 #include "exchange.h"
+#include "memcpy_limit.h"
 #include "options.h"
 #include "p2p_modes.h"
 #include "report.h"
@@ -131,39 +132,6 @@ class Bench {
                  now - start_);
   }
 
-  // One core copying `bytes` between two buffers of its own (warm, best of a few): the limit a
-  // collective moving the same bytes through memory is compared with. The other ranks wait; with
-  // `together`, every rank copies at the same time (each round starts after a sync).
-  double memcpy_rate(size_t bytes, bool together) {
-    if (copy_from_.size() < bytes) {
-      copy_from_.assign(bytes, 1);
-      copy_to_.assign(bytes, 0);
-    }
-    double best = 0;
-    for (int round = 0; round < 4; ++round) {
-      if (together) {
-        const rcc_status_t status = sync_ranks(world_);
-        if (status != RCC_SUCCESS) fail_fast("starting the memcpy on every rank", status, bytes);
-      }
-      const double begin = now_seconds();
-      std::memcpy(copy_to_.data(), copy_from_.data(), bytes);
-      const double seconds = now_seconds() - begin;
-      if (round > 0 && (best == 0 || seconds < best)) best = seconds;  // round 0 warms up
-    }
-    return best > 0 ? static_cast<double>(bytes) / best / 1e9 : 0;
-  }
-
-  // Every rank copying `bytes` at once: the slowest rank's rate (rank 0's result). A collective in
-  // which every rank reads and writes its own buffers shares the memory system the same way, so
-  // this is its limit, where the one-core column is the yardstick.
-  double memcpy_rate_everyone(size_t bytes) {
-    const double mine = memcpy_rate(bytes, true);
-    std::vector<double> all(world_.rank == 0 ? world_.ranks : 1);
-    const rcc_status_t status = gather_to_root(world_, &mine, sizeof mine, all.data());
-    if (status != RCC_SUCCESS) fail_fast("collecting the memcpy rates", status, sizeof mine);
-    return world_.rank == 0 ? *std::min_element(all.begin(), all.end()) : 0;
-  }
-
   // One column: check run, warm-up, then timed iterations. Returns this rank's report.
   RankReport measure(CollectiveRunner& runner, const Shape& shape, bool in_place) {
     RankReport mine;
@@ -248,8 +216,11 @@ class Bench {
         row.in_place = to_result(combined, shape, runner->bus_factor());
       }
       if (shape.bytes >= kMemcpyFromBytes) {
-        if (world_.rank == 0) row.memcpy_gbs = memcpy_rate(shape.bytes, false);
-        if (world_.ranks > 1) row.memcpy_everyone_gbs = memcpy_rate_everyone(shape.bytes);
+        if (world_.rank == 0) row.memcpy_gbs = memcpy_limit_.one_core(shape.bytes);
+        if (world_.ranks > 1) {
+          const rcc_status_t status = memcpy_limit_.everyone(shape.bytes, &row.memcpy_everyone_gbs);
+          if (status != RCC_SUCCESS) fail_fast("the memcpy on every rank", status, shape.bytes);
+        }
       }
       if (world_.rank == 0) {
         print_collective_row(stdout, row);
@@ -366,8 +337,8 @@ class Bench {
   std::vector<Row> rows_;
   bool any_wrong_ = false;
   double start_, last_progress_ = 0;
-  std::vector<double> times_;                 // -S median: this size's iterations
-  std::vector<uint8_t> copy_from_, copy_to_;  // the memcpy beside large rows
+  std::vector<double> times_;         // -S median: this size's iterations
+  MemcpyLimit memcpy_limit_{world_};  // the memcpy rates beside large rows
 };
 
 struct RankIdentity {
