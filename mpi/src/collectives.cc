@@ -3,6 +3,9 @@
 // rcc as bytes; others are packed into scratch before and unpacked after. MPI_IN_PLACE becomes
 // rcc's own in-place form where it has one, or scratch where it has none.
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "internal.h"
 #include "layout.h"
@@ -100,6 +103,59 @@ const void* send_data(const void* buffer, int count, MPI_Datatype type, Kept* ke
   return kept->send->data();
 }
 
+// The blocks of a v-call, or of its uniform form (`uniform_count` elements each, one after
+// another), checked and copied into *counts and *displs. `count_name` names the uniform count
+// ("recvcount"); its v-form's array adds an s.
+int take_blocks(MPI_Comm comm, const char* function, const char* count_name, const char* displs_name, bool uniform,
+                int uniform_count, const int* given_counts, const int* given_displs, std::vector<int>* counts,
+                std::vector<int>* displs) {
+  const int n = comm->size;
+  if (uniform) {
+    if (int error = check_count(comm, uniform_count, function, count_name)) return error;
+    Uniform blocks(uniform_count, n);
+    *counts = std::move(blocks.counts);
+    *displs = std::move(blocks.displs);
+    return MPI_SUCCESS;
+  }
+  const std::string counts_name = std::string(count_name) + "s";
+  if (int error = check_counts(comm, given_counts, function, counts_name.c_str())) return error;
+  if (given_displs == nullptr) return fail(comm, MPI_ERR_ARG, function, "%s is NULL", displs_name);
+  counts->assign(given_counts, given_counts + n);
+  displs->assign(given_displs, given_displs + n);
+  return MPI_SUCCESS;
+}
+
+// The send side of a v-call for rcc: the program's buffer when its elements adjoin (and `pack` is
+// false), else the blocks packed into scratch one after another. Sets kept->send_layout.
+const void* send_blocks(const void* buffer, MPI_Datatype type, const std::vector<int>& counts,
+                        const std::vector<int>& displs, bool pack, Kept* kept) {
+  const int n = static_cast<int>(counts.size());
+  if (type->contiguous && !pack) {
+    kept->send_layout = direct_layout(counts.data(), displs.data(), type, n);
+    return data_start(buffer, type);
+  }
+  kept->send_layout = packed_layout(counts.data(), type, n);
+  kept->send = scratch(kept->send_layout.total);
+  pack_blocks(buffer, counts.data(), displs.data(), type, n, kept->send_layout, kept->send->data());
+  return kept->send->data();
+}
+
+// The receive side of a v-call for rcc, the blocks in kept->counts and kept->displs: the program's
+// buffer when its elements adjoin, else scratch that the call unpacks when it completes (then
+// *unpack_after). Sets kept->recv_layout and holds the type.
+void* receive_blocks(void* buffer, MPI_Datatype type, Kept* kept, bool* unpack_after) {
+  const int n = static_cast<int>(kept->counts.size());
+  kept->type = hold(type);
+  *unpack_after = !type->contiguous;
+  if (type->contiguous) {
+    kept->recv_layout = direct_layout(kept->counts.data(), kept->displs.data(), type, n);
+    return data_start(buffer, type);
+  }
+  kept->recv_layout = packed_layout(kept->counts.data(), type, n);
+  kept->recv = scratch(kept->recv_layout.total);
+  return kept->recv->data();
+}
+
 int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
             const int* displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request,
             const char* function, bool uniform, int uniform_count) {
@@ -112,32 +168,18 @@ int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
   }
   auto kept = std::make_shared<Kept>();
   const int n = comm->size;
+  void* recv = nullptr;
+  bool unpack_after = false;
   if (is_root) {
     if (int error = check_type(comm, recvtype, function, "recvtype")) return error;
-    if (uniform) {
-      if (int error = check_count(comm, uniform_count, function, "recvcount")) return error;
-      Uniform blocks(uniform_count, n);
-      kept->counts = blocks.counts, kept->displs = blocks.displs;
-    } else {
-      if (int error = check_counts(comm, recvcounts, function, "recvcounts")) return error;
-      if (displs == nullptr) return fail(comm, MPI_ERR_ARG, function, "displs is NULL");
-      kept->counts.assign(recvcounts, recvcounts + n), kept->displs.assign(displs, displs + n);
+    if (int error = take_blocks(comm, function, "recvcount", "displs", uniform, uniform_count, recvcounts, displs,
+                                &kept->counts, &kept->displs)) {
+      return error;
     }
-    kept->type = hold(recvtype);
+    recv = receive_blocks(recvbuf, recvtype, kept.get(), &unpack_after);
   }
   const void* send = nullptr;
   size_t send_bytes = 0;
-  void* recv = nullptr;
-  bool unpack_after = false;
-  if (is_root && recvtype->contiguous) {
-    kept->recv_layout = direct_layout(kept->counts.data(), kept->displs.data(), recvtype, n);
-    recv = data_start(recvbuf, recvtype);
-  } else if (is_root) {
-    kept->recv_layout = packed_layout(kept->counts.data(), recvtype, n);
-    kept->recv = scratch(kept->recv_layout.total);
-    recv = kept->recv->data();
-    unpack_after = true;
-  }
   if (in_place) {
     // rcc's in-place form: the root's block already where it belongs.
     send = static_cast<char*>(recv) + kept->recv_layout.displs[static_cast<size_t>(root)];
@@ -188,29 +230,14 @@ int scatterv(const void* sendbuf, const int* sendcounts, const int* displs, MPI_
     if (int error = check_buffer(comm, recvbuf, recvcount, recvtype, function, "recvbuf")) return error;
   }
   auto kept = std::make_shared<Kept>();
-  const int n = comm->size;
   const void* send = nullptr;
   if (is_root) {
     if (int error = check_type(comm, sendtype, function, "sendtype")) return error;
-    if (uniform) {
-      if (int error = check_count(comm, uniform_count, function, "sendcount")) return error;
-      Uniform blocks(uniform_count, n);
-      kept->counts = blocks.counts, kept->displs = blocks.displs;
-    } else {
-      if (int error = check_counts(comm, sendcounts, function, "sendcounts")) return error;
-      if (displs == nullptr) return fail(comm, MPI_ERR_ARG, function, "displs is NULL");
-      kept->counts.assign(sendcounts, sendcounts + n), kept->displs.assign(displs, displs + n);
+    if (int error = take_blocks(comm, function, "sendcount", "displs", uniform, uniform_count, sendcounts, displs,
+                                &kept->counts, &kept->displs)) {
+      return error;
     }
-    if (sendtype->contiguous) {
-      kept->send_layout = direct_layout(kept->counts.data(), kept->displs.data(), sendtype, n);
-      send = data_start(sendbuf, sendtype);
-    } else {
-      kept->send_layout = packed_layout(kept->counts.data(), sendtype, n);
-      kept->send = scratch(kept->send_layout.total);
-      pack_blocks(sendbuf, kept->counts.data(), kept->displs.data(), sendtype, n, kept->send_layout,
-                  kept->send->data());
-      send = kept->send->data();
-    }
+    send = send_blocks(sendbuf, sendtype, kept->counts, kept->displs, false, kept.get());
   }
   void* recv = nullptr;
   size_t recv_bytes = 0;
@@ -270,29 +297,15 @@ int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   if (int error = check_type(comm, recvtype, function, "recvtype")) return error;
   auto kept = std::make_shared<Kept>();
   const int n = comm->size, me = comm->rank;
-  if (uniform) {
-    if (int error = check_count(comm, uniform_count, function, "recvcount")) return error;
-    Uniform blocks(uniform_count, n);
-    kept->counts = blocks.counts, kept->displs = blocks.displs;
-  } else {
-    if (int error = check_counts(comm, recvcounts, function, "recvcounts")) return error;
-    if (displs == nullptr) return fail(comm, MPI_ERR_ARG, function, "displs is NULL");
-    kept->counts.assign(recvcounts, recvcounts + n), kept->displs.assign(displs, displs + n);
+  if (int error = take_blocks(comm, function, "recvcount", "displs", uniform, uniform_count, recvcounts, displs,
+                              &kept->counts, &kept->displs)) {
+    return error;
   }
-  kept->type = hold(recvtype);
-  void* recv = data_start(recvbuf, recvtype);
   bool unpack_after = false;
-  if (recvtype->contiguous) {
-    kept->recv_layout = direct_layout(kept->counts.data(), kept->displs.data(), recvtype, n);
-  } else {
-    kept->recv_layout = packed_layout(kept->counts.data(), recvtype, n);
-    kept->recv = scratch(kept->recv_layout.total);
-    recv = kept->recv->data();
-    unpack_after = true;
-    if (in_place) {  // the own block, packed where rcc's in-place form expects it
-      pack_blocks(recvbuf, kept->counts.data(), kept->displs.data(), recvtype, n, kept->recv_layout, kept->recv->data(),
-                  me);
-    }
+  void* recv = receive_blocks(recvbuf, recvtype, kept.get(), &unpack_after);
+  if (unpack_after && in_place) {  // the own block, packed where rcc's in-place form expects it
+    pack_blocks(recvbuf, kept->counts.data(), kept->displs.data(), recvtype, n, kept->recv_layout, kept->recv->data(),
+                me);
   }
   const void* send;
   size_t send_bytes;
@@ -339,55 +352,23 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
   if (int error = check_type(comm, recvtype, function, "recvtype")) return error;
   const int n = comm->size;
   auto kept = std::make_shared<Kept>();
-  std::vector<int> send_counts, send_displs;
-  if (uniform) {
-    if (int error = check_count(comm, uniform_recv, function, "recvcount")) return error;
-    Uniform r(uniform_recv, n);
-    kept->counts = r.counts, kept->displs = r.displs;
-    Uniform s(in_place ? uniform_recv : uniform_send, n);
-    send_counts = s.counts, send_displs = s.displs;
-  } else {
-    if (int error = check_counts(comm, recvcounts, function, "recvcounts")) return error;
-    if (rdispls == nullptr) return fail(comm, MPI_ERR_ARG, function, "rdispls is NULL");
-    kept->counts.assign(recvcounts, recvcounts + n), kept->displs.assign(rdispls, rdispls + n);
-    if (in_place) {
-      send_counts = kept->counts, send_displs = kept->displs;
-    } else {
-      if (int error = check_counts(comm, sendcounts, function, "sendcounts")) return error;
-      if (sdispls == nullptr) return fail(comm, MPI_ERR_ARG, function, "sdispls is NULL");
-      send_counts.assign(sendcounts, sendcounts + n), send_displs.assign(sdispls, sdispls + n);
-    }
+  if (int error = take_blocks(comm, function, "recvcount", "rdispls", uniform, uniform_recv, recvcounts, rdispls,
+                              &kept->counts, &kept->displs)) {
+    return error;
   }
+  std::vector<int> send_counts = kept->counts, send_displs = kept->displs;  // in place: the receive side's
   if (!in_place) {
     if (int error = check_type(comm, sendtype, function, "sendtype")) return error;
-    if (uniform) {
-      if (int error = check_count(comm, uniform_send, function, "sendcount")) return error;
+    if (int error = take_blocks(comm, function, "sendcount", "sdispls", uniform, uniform_send, sendcounts, sdispls,
+                                &send_counts, &send_displs)) {
+      return error;
     }
   }
   // In place, the input is the receive buffer: packed aside first (rcc's vector form is never in place).
-  const MPI_Datatype in_type = in_place ? recvtype : sendtype;
-  const void* in_buffer = in_place ? recvbuf : sendbuf;
-  const void* send;
-  if (in_type->contiguous && !in_place) {
-    kept->send_layout = direct_layout(send_counts.data(), send_displs.data(), in_type, n);
-    send = data_start(in_buffer, in_type);
-  } else {
-    kept->send_layout = packed_layout(send_counts.data(), in_type, n);
-    kept->send = scratch(kept->send_layout.total);
-    pack_blocks(in_buffer, send_counts.data(), send_displs.data(), in_type, n, kept->send_layout, kept->send->data());
-    send = kept->send->data();
-  }
-  kept->type = hold(recvtype);
-  void* recv = data_start(recvbuf, recvtype);
+  const void* send = send_blocks(in_place ? recvbuf : sendbuf, in_place ? recvtype : sendtype, send_counts, send_displs,
+                                 in_place, kept.get());
   bool unpack_after = false;
-  if (recvtype->contiguous) {
-    kept->recv_layout = direct_layout(kept->counts.data(), kept->displs.data(), recvtype, n);
-  } else {
-    kept->recv_layout = packed_layout(kept->counts.data(), recvtype, n);
-    kept->recv = scratch(kept->recv_layout.total);
-    recv = kept->recv->data();
-    unpack_after = true;
-  }
+  void* recv = receive_blocks(recvbuf, recvtype, kept.get(), &unpack_after);
   rcc_comm_t c = comm->comm;
   std::function<int()> finish = [=]() {
     if (unpack_after)
