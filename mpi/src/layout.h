@@ -13,7 +13,7 @@ struct Layout {
   size_t total = 0;                    // bytes of scratch a packed layout needs
 };
 
-// counts[i] elements of type at buffer + displs[i] * extent (displs null: block i at i * counts).
+// counts[i] elements of type at buffer + displs[i] * extent.
 inline Layout direct_layout(const int* counts, const int* displs, const rcc_mpi_datatype* type, int n) {
   Layout layout;
   for (int i = 0; i < n; ++i) {

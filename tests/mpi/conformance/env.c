@@ -170,10 +170,14 @@ static void test_errhandlers(void) {
    * leaves these errors undetected (Open MPI lets a negative v-count through and dereferences a
    * NULL array): rcc names them, so only its own runs (MPI_CONF_STRICT) check them. */
   if (getenv("MPI_CONF_STRICT")) {
-    int ones[16], offsets[16], negative[16], big[64];
-    for (int i = 0; i < 16; ++i) ones[i] = 1, offsets[i] = i, negative[i] = i == size - 1 ? -1 : 1;
+    /* One entry per rank; big holds every rank's block twice over (send and receive sides). */
+    int* ones = malloc(sizeof(int) * (size_t)size);
+    int* offsets = malloc(sizeof(int) * (size_t)size);
+    int* negative = malloc(sizeof(int) * (size_t)size);
+    int* big = malloc(sizeof(int) * 2 * (size_t)size);
+    for (int i = 0; i < size; ++i) ones[i] = 1, offsets[i] = i, negative[i] = i == size - 1 ? -1 : 1;
     expect_class(MPI_Allgather(x, 1, MPI_INT, big, -1, MPI_INT, ec), MPI_ERR_COUNT, "Allgather recvcount -1");
-    expect_class(MPI_Alltoall(big, -1, MPI_INT, big + 16, 1, MPI_INT, ec), MPI_ERR_COUNT, "Alltoall sendcount -1");
+    expect_class(MPI_Alltoall(big, -1, MPI_INT, big + size, 1, MPI_INT, ec), MPI_ERR_COUNT, "Alltoall sendcount -1");
     expect_class(MPI_Allgatherv(x, 1, MPI_INT, big, negative, offsets, MPI_INT, ec), MPI_ERR_COUNT,
                  "Allgatherv recvcounts[size-1] -1");
     expect_class(MPI_Scatterv(big, negative, offsets, MPI_INT, y, 1, MPI_INT, rank, ec), MPI_ERR_COUNT,
@@ -183,10 +187,14 @@ static void test_errhandlers(void) {
                  "Allgatherv recvcounts NULL");
     expect_class(MPI_Gatherv(x, 1, MPI_INT, big, ones, NULL, MPI_INT, rank, ec), MPI_ERR_ARG,
                  "Gatherv displs NULL (every rank its own root)");
-    expect_class(MPI_Alltoallv(big, ones, NULL, MPI_INT, big + 16, ones, offsets, MPI_INT, ec), MPI_ERR_ARG,
+    expect_class(MPI_Alltoallv(big, ones, NULL, MPI_INT, big + size, ones, offsets, MPI_INT, ec), MPI_ERR_ARG,
                  "Alltoallv sdispls NULL");
-    expect_class(MPI_Alltoallv(big, ones, offsets, MPI_INT, big + 16, ones, NULL, MPI_INT, ec), MPI_ERR_ARG,
+    expect_class(MPI_Alltoallv(big, ones, offsets, MPI_INT, big + size, ones, NULL, MPI_INT, ec), MPI_ERR_ARG,
                  "Alltoallv rdispls NULL");
+    free(big);
+    free(negative);
+    free(offsets);
+    free(ones);
   }
   MPI_Comm_free(&ec);
 

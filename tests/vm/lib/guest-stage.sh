@@ -42,14 +42,20 @@ while IFS=$'\t' read -r tag path; do
 		setup_fail "mounting host directory $path read-write failed"
 done <"$job/mounts"
 
-# Output channels: two virtio-serial ports named by the host.
+# Output channels: two virtio-serial ports named by the host. The driver learns a port's name
+# from the host after the module loads, so the names may appear a moment later (a guest of the
+# two-guests stage once looked too early on a busy machine): look for up to 20 s.
 modprobe virtio_console || setup_fail "modprobe virtio_console"
 port_out="" port_err=""
-for p in /sys/class/virtio-ports/*; do
-	case $(cat "$p/name" 2>/dev/null) in
-	rccvm.stdout) port_out=/dev/${p##*/} ;;
-	rccvm.stderr) port_err=/dev/${p##*/} ;;
-	esac
+for _ in $(seq 200); do
+	for p in /sys/class/virtio-ports/*; do
+		case $(cat "$p/name" 2>/dev/null) in
+		rccvm.stdout) port_out=/dev/${p##*/} ;;
+		rccvm.stderr) port_err=/dev/${p##*/} ;;
+		esac
+	done
+	[ -n "$port_out" ] && [ -n "$port_err" ] && [ -c "$port_out" ] && [ -c "$port_err" ] && break
+	sleep 0.1
 done
 [ -n "$port_out" ] && [ -n "$port_err" ] || setup_fail "virtio-serial ports rccvm.stdout/rccvm.stderr not found"
 
