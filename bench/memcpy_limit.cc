@@ -6,15 +6,15 @@
 
 namespace rccbench {
 
-double MemcpyLimit::copy_rate(size_t bytes, rcc_status_t (*sync)(const World&), rcc_status_t* status) {
+double MemcpyLimit::copy_rate(size_t bytes, bool together, rcc_status_t* status) {
   if (from_.size() < bytes) {
     from_.assign(bytes, 1);
     to_.assign(bytes, 0);
   }
   double best = 0;
   for (int round = 0; round < 4; ++round) {
-    if (sync != nullptr) {
-      *status = sync(world_);
+    if (together) {
+      *status = sync_ranks(world_);
       if (*status != RCC_SUCCESS) return 0;
     }
     const auto begin = std::chrono::steady_clock::now();
@@ -27,7 +27,7 @@ double MemcpyLimit::copy_rate(size_t bytes, rcc_status_t (*sync)(const World&), 
 
 rcc_status_t MemcpyLimit::everyone(size_t bytes, double* rate) {
   rcc_status_t status = RCC_SUCCESS;
-  const double mine = copy_rate(bytes, sync_ranks, &status);
+  const double mine = copy_rate(bytes, true, &status);
   if (status != RCC_SUCCESS) return status;
   std::vector<double> all(world_.rank == 0 ? world_.ranks : 1);
   status = gather_to_root(world_, &mine, sizeof mine, all.data());

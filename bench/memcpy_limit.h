@@ -16,7 +16,10 @@ class MemcpyLimit {
 
   // This rank copying `bytes` between two buffers of its own (warm, best of a few) while the
   // others wait: the yardstick a collective moving the same bytes through memory is compared with.
-  double one_core(size_t bytes) { return copy_rate(bytes); }
+  double one_core(size_t bytes) {
+    rcc_status_t unused = RCC_SUCCESS;
+    return copy_rate(bytes, false, &unused);
+  }
 
   // Every rank copying `bytes` at once, each round started together: *rate is the slowest rank's
   // rate on rank 0 (0 elsewhere). A collective in which every rank reads its input and writes its
@@ -25,8 +28,9 @@ class MemcpyLimit {
   rcc_status_t everyone(size_t bytes, double* rate);
 
  private:
-  // GB/s of the best of three timed copies after one that warms up; `sync` runs before each.
-  double copy_rate(size_t bytes, rcc_status_t (*sync)(const World&) = nullptr, rcc_status_t* status = nullptr);
+  // GB/s of the best of three timed copies after one that warms up; with `together`, every rank
+  // syncs before each (*status: how the sync went).
+  double copy_rate(size_t bytes, bool together, rcc_status_t* status);
 
   World world_;
   std::vector<uint8_t> from_, to_;

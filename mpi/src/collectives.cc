@@ -356,7 +356,7 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
                               &kept->counts, &kept->displs)) {
     return error;
   }
-  std::vector<int> send_counts = kept->counts, send_displs = kept->displs;  // in place: the receive side's
+  std::vector<int> send_counts, send_displs;  // not in place: the send side's own
   if (!in_place) {
     if (int error = check_type(comm, sendtype, function, "sendtype")) return error;
     if (int error = take_blocks(comm, function, "sendcount", "sdispls", uniform, uniform_send, sendcounts, sdispls,
@@ -364,9 +364,10 @@ int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MP
       return error;
     }
   }
-  // In place, the input is the receive buffer: packed aside first (rcc's vector form is never in place).
-  const void* send = send_blocks(in_place ? recvbuf : sendbuf, in_place ? recvtype : sendtype, send_counts, send_displs,
-                                 in_place, kept.get());
+  // In place, the input is the receive buffer with the receive side's blocks: packed aside first
+  // (rcc's vector form is never in place).
+  const void* send = in_place ? send_blocks(recvbuf, recvtype, kept->counts, kept->displs, true, kept.get())
+                              : send_blocks(sendbuf, sendtype, send_counts, send_displs, false, kept.get());
   bool unpack_after = false;
   void* recv = receive_blocks(recvbuf, recvtype, kept.get(), &unpack_after);
   rcc_comm_t c = comm->comm;
