@@ -38,6 +38,8 @@ vm_job=$(mktemp -d "$job_base/rcc-vm.XXXXXX")
 vm_cleanup() {
 	set +e # cleanup must run to the end
 	vm_kill_qemu
+	# The console's tail is printed here only when no status came back; a caller can show it later.
+	if [ -n "$opt_console_copy" ]; then tr -d '\r' <"$vm_job/console.log" >"$opt_console_copy" 2>/dev/null; fi
 	if [ "$opt_keep" = 1 ]; then vm_note "job directory kept: $vm_job"; else rm -rf "$vm_job"; fi
 }
 trap vm_cleanup EXIT

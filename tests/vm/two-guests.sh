@@ -9,8 +9,9 @@
 #
 # In guest a, besides run-in-vm.sh's variables: RCC_VM_PEER (b's link address), RCC_VM_PEER_NAME
 # (rccvm-b), RCC_VM_RSH (the remote shell command for rccrun --rsh: ssh with a key made for this
-# run), RCC_VM_SHARED (a directory both guests see, read-write). Exit status: COMMAND's; 125 when either guest could not boot, make its devices or start
-# sshd (both consoles' tails are printed); 124 on timeout. Both QEMUs are stopped on any exit.
+# run), RCC_VM_SHARED (a directory both guests see, read-write). Exit status: COMMAND's; 125 when
+# either guest could not boot, make its devices or start sshd; 124 on timeout. On any failure both
+# guests' console tails are printed. Both QEMUs are stopped on any exit.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rdma=() timeout=1800 smp=1
@@ -31,14 +32,18 @@ done
 
 dir=$(mktemp -d /var/tmp/rcc-two-guests.XXXXXX)
 b_pid=""
-cleanup() {
+# stop_b: b powers off within a second of the stop file; else its run-in-vm.sh stops it on TERM
+# (and, either way, leaves b's console in $dir/b.console).
+stop_b() {
 	touch "$dir/stop" 2>/dev/null
-	if [ -n "$b_pid" ]; then
-		# b powers off within a second of the stop file; else its run-in-vm.sh stops it on TERM.
-		for _ in $(seq 50); do [ -e "$dir/b.rc" ] && break; sleep 0.1; done
-		[ -e "$dir/b.rc" ] || kill -TERM "$(cat "$dir/b.pid" 2>/dev/null)" 2>/dev/null
-		wait "$b_pid" 2>/dev/null
-	fi
+	[ -n "$b_pid" ] || return 0
+	for _ in $(seq 50); do [ -e "$dir/b.rc" ] && break; sleep 0.1; done
+	[ -e "$dir/b.rc" ] || kill -TERM "$(cat "$dir/b.pid" 2>/dev/null)" 2>/dev/null
+	wait "$b_pid" 2>/dev/null
+	b_pid=""
+}
+cleanup() {
+	stop_b
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -59,7 +64,7 @@ ssh_test_setup "$dir" || { echo "two-guests: ssh-keygen failed (openssh-client, 
 
 (
 	"$here/run-in-vm.sh" "${rdma[@]}" --smp "$smp" --timeout "$timeout" --hostname rccvm-b --rw "$dir" \
-		--link "listen:$port:$ip_b" -- "$here/lib/guest-serve-ssh.sh" "$dir" >"$dir/b.out" 2>"$dir/b.err" &
+		--console-copy "$dir/b.console" --link "listen:$port:$ip_b" -- "$here/lib/guest-serve-ssh.sh" "$dir" >"$dir/b.out" 2>"$dir/b.err" &
 	echo $! >"$dir/b.pid"
 	wait $!
 	echo $? >"$dir/b.rc"
@@ -78,7 +83,7 @@ wait_for_b="export RCC_VM_PEER=$ip_b RCC_VM_PEER_NAME=rccvm-b RCC_VM_RSH='ssh -F
   for _ in \$(seq 1200); do [ -e $dir/ready.rccvm-b ] && exec \"\$@\"; [ -e $dir/b.rc ] && break; sleep 0.1; done
   echo 'two-guests: guest rccvm-b did not come up' >&2; exit 125"
 "$here/run-in-vm.sh" "${rdma[@]}" --smp "$smp" --timeout "$timeout" --hostname rccvm-a --rw "$dir" \
-	--link "connect:$port:$ip_a" -- bash -c "$wait_for_b" two-guests "$@"
+	--console-copy "$dir/a.console" --link "connect:$port:$ip_a" -- bash -c "$wait_for_b" two-guests "$@"
 rc=$?
 touch "$dir/stop"
 for _ in $(seq 100); do [ -e "$dir/b.rc" ] && break; sleep 0.1; done
@@ -87,5 +92,15 @@ if [ "$b_rc" != 0 ]; then
 	echo "two-guests: guest rccvm-b ended with status $b_rc:" >&2
 	sed 's/^/  b: /' "$dir/b.out" "$dir/b.err" >&2
 	[ "$rc" = 0 ] && rc=125
+fi
+# A failure may come from either kernel (a guest that went silent mid-run shows nothing else), and
+# the consoles go with $dir: both tails now.
+if [ "$rc" != 0 ]; then
+	stop_b
+	for guest in a b; do
+		[ -s "$dir/$guest.console" ] || continue
+		echo "two-guests: guest rccvm-$guest's console (last 60 lines):" >&2
+		tail -n 60 "$dir/$guest.console" | sed "s/^/  $guest: /" >&2
+	done
 fi
 exit "$rc"

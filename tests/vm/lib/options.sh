@@ -28,6 +28,8 @@ VM:
   --rw DIR         also mount host DIR read-write (repeatable); cwd always is
   -v, --verbose    guest console and a timing summary on stderr
   --keep           keep the per-run job directory (path printed on stderr)
+  --console-copy FILE  at exit, copy the guest console to FILE (for a caller that shows it when
+                   something failed later, e.g. a guest that went silent while serving)
 
 In the guest: same cwd, the caller's exported environment, stdin /dev/null,
 ulimit -l unlimited, and RCC_VM=1; with --rxe RCC_VM_RXE_DEV, RCC_VM_RXE_IP,
@@ -55,6 +57,7 @@ vm_parse_link() {
 vm_parse_options() {
 	opt_rxe=0 opt_siw=0 opt_no_rdma=0 opt_timeout=1800 opt_mem=2048 opt_smp=2
 	opt_kernel="" opt_verbose=0 opt_keep=0 opt_link_mode="" opt_link_port="" opt_link_ip="" opt_hostname=rcc-vm
+	opt_console_copy=""
 	opt_rw=()
 	local dir
 	while [ $# -gt 0 ]; do
@@ -62,7 +65,7 @@ vm_parse_options() {
 		--rxe) opt_rxe=1 ;;
 		--siw) opt_siw=1 ;;
 		--no-rdma) opt_no_rdma=1 ;;
-		--timeout | --mem | --smp | --kernel | --rw | --link | --hostname)
+		--timeout | --mem | --smp | --kernel | --rw | --link | --hostname | --console-copy)
 			[ $# -ge 2 ] || vm_die "$1 needs a value"
 			case $1 in
 			--timeout) vm_is_uint "$2" || vm_die "--timeout: '$2' is not a number of seconds"; opt_timeout=$2 ;;
@@ -70,6 +73,9 @@ vm_parse_options() {
 			--smp) { vm_is_uint "$2" && [ "$2" -ge 1 ]; } || vm_die "--smp: '$2' is not a vCPU count >= 1"; opt_smp=$2 ;;
 			--kernel) opt_kernel=$2 ;;
 			--link) vm_parse_link "$2" ;;
+			--console-copy)
+				[ -d "$(dirname -- "$2")" ] || vm_die "--console-copy: the directory of '$2' does not exist"
+				opt_console_copy=$2 ;;
 			--hostname)
 				case $2 in '' | -* | *[!A-Za-z0-9-]*) vm_die "--hostname: '$2' is not a host name (letters, digits, '-')" ;; esac
 				opt_hostname=$2 ;;
