@@ -39,9 +39,17 @@ vm_run_qemu() {
 	# bridge or tap, no root on the host side). A stream, not UDP datagrams: over UDP, one run's
 	# link went silent in one direction for good under soft-iWARP's load (heartbeats stopped, then
 	# ssh timed out); a stream neither loses nor reorders frames, and pushes back on the sender.
+	# event_idx=off: Debian 12's QEMU (7.2) can stop taking frames into a guest for good when that
+	# guest's receive ring runs short under load: with event indexes the guest may not kick after
+	# refilling it (fixed in QEMU 9.1, "virtio-net: Fix network stall at the host side waiting for
+	# kick"). Without them the guest kicks whenever the device asks, as that fix's recheck ensures.
+	# Seen in two local CI runs mid soft-iWARP suite: guest a's transmit queue stalled for good
+	# ("NETDEV WATCHDOG: transmit queue 0 timed out", in the console tail two-guests.sh prints)
+	# while guest b's kernel ran on, as when b's QEMU stops reading the stream because its device
+	# takes no more frames; the UDP case above looked the same.
 	if [ -n "$opt_link_ip" ]; then
 		nic=(-netdev "socket,id=link,$opt_link_mode=127.0.0.1:$opt_link_port"
-			-device "virtio-net-pci,netdev=link,mac=$(vm_link_mac)")
+			-device "virtio-net-pci,netdev=link,mac=$(vm_link_mac),event_idx=off")
 	fi
 	# debug-threads names the vCPU threads "CPU n/TCG" on the host (for top -H, perf).
 	qemu=(qemu-system-x86_64 -name "$opt_hostname,debug-threads=on" -nodefaults -no-user-config -no-reboot -display none -monitor none
