@@ -147,16 +147,19 @@ Status split_chunk(const ChunkedReduce& call, const Args& args, size_t base, siz
   // of kStagingBytes at a time through `staging`.
   const size_t begin = portion_begin(length, rank, n, element), end = portion_begin(length, rank + 1, n, element);
   const uint64_t out_step = segment.next_step();
+  // One rank has nothing to reduce: its input is copied into the slot at once.
+  const bool staged = n > 1;
   uint8_t* result = segment.slot(rank, out_step);
-  const size_t per_block = kStagingBytes / element;
+  const size_t per_block = staged ? kStagingBytes / element : end - begin;
   for (size_t done = 0; begin + done < end; done += per_block) {
     const size_t block = std::min(per_block, end - begin - done);
     for (int q = 0; q < n; ++q) {
       inputs[q] = q == rank ? send + (base + begin + done) * element
                             : segment.slot(q, in_step) + (packed(rank, q) + done) * element;
     }
-    shm_reduce_in_order(staging, inputs, n, block, args);
-    std::memcpy(result + done * element, staging, block * element);
+    uint8_t* to = result + done * element;
+    shm_reduce_in_order(staged ? staging : to, inputs, n, block, args);
+    if (staged) std::memcpy(to, staging, block * element);
   }
   RCC_RETURN_IF_ERROR(segment.step(kind_name(args.kind)));
   // Step 3: every portion's result out (this chunk's input is no longer needed, even in place).
