@@ -24,6 +24,9 @@ class Exchange {
                            std::vector<std::vector<uint8_t>>* all) = 0;
 };
 
+// A text as an exchange blob (names, numbers and flags are exchanged as text).
+inline std::vector<uint8_t> bytes_of(const std::string& text) { return std::vector<uint8_t>(text.begin(), text.end()); }
+
 // What every rank of one job meets through: the first exchanges (hosts, transport addresses), and
 // the last one, when the job's last communicator goes.
 class Rendezvous : public Exchange {

@@ -36,7 +36,7 @@ std::string host_identity() {
 std::vector<uint8_t> encode(const RankPlace& place) {
   const std::string text =
       place.identity + '\n' + place.host_name + '\n' + std::to_string(place.pid) + '\n' + place.cpus.to_text();
-  return std::vector<uint8_t>(text.begin(), text.end());
+  return bytes_of(text);
 }
 
 Status decode(const std::vector<uint8_t>& bytes, int rank, RankPlace* out) {

@@ -13,10 +13,10 @@
 #include "base/log.h"
 
 namespace rcc::p2p {
-namespace {
 
 // Ranges reported by the hook. A fixed ring, because the hook runs inside munmap and friends and
 // must not allocate; when it overflows every entry is dropped instead.
+// Outside the anonymous namespace: RegistrationCache::Hook derives from it.
 struct UnmapQueue {
   std::mutex mutex;
   std::array<std::pair<uintptr_t, uintptr_t>, 1024> ranges;
@@ -24,6 +24,8 @@ struct UnmapQueue {
   bool overflowed = false;
   std::atomic<uint64_t> generation{0};  // bumped on every report
 };
+
+namespace {
 
 #ifdef RCC_WITH_UCX
 void on_unmapped(ucm_event_type_t /*type*/, ucm_event_t* event, void* arg) {

@@ -24,8 +24,6 @@ struct AreaHeader {
   uint32_t encodings;       // the eager encodings this rank takes (eager.h's bits)
 };
 
-void arm_anchor(uint8_t* slot, size_t slot_bytes) { slot[slot_bytes - 1] = kAnchorIdle; }
-
 }  // namespace
 
 Engine::Engine(std::unique_ptr<transport::Transport> transport, int rank, int size)

@@ -17,8 +17,6 @@ void clear_sequence(uint8_t* slot) {
   std::memcpy(slot + offsetof(SlotHeader, sequence), &zero, sizeof zero);
 }
 
-void arm_anchor(uint8_t* slot, size_t slot_bytes) { slot[slot_bytes - 1] = kAnchorIdle; }
-
 SlotHeader eager_header(int tag, uint32_t context, uint64_t length) {
   SlotHeader header{};
   header.type = SlotType::kEager;

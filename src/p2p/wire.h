@@ -73,6 +73,8 @@ constexpr uint8_t kAnchorIdle =
 inline bool changes_anchor(const void* payload, uint64_t bytes) {
   return bytes > 0 && static_cast<const uint8_t*>(payload)[bytes - 1] != kAnchorIdle;
 }
+// Marks a free slot: kAnchorIdle in its last byte.
+inline void arm_anchor(uint8_t* slot, size_t slot_bytes) { slot[slot_bytes - 1] = kAnchorIdle; }
 
 // Immediate: 4 bits of kind, 28 bits of argument (a slot, or the receiver's request index).
 enum class ImmKind : uint32_t {

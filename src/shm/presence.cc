@@ -15,12 +15,6 @@ struct alignas(64) Presence::Line {
   std::atomic<int32_t> cpu{-1};
 };
 
-namespace {
-
-std::vector<uint8_t> bytes_of(const std::string& text) { return std::vector<uint8_t>(text.begin(), text.end()); }
-
-}  // namespace
-
 Status Presence::create(bootstrap::Exchange& exchange, const bootstrap::HostMap& hosts, double timeout_s,
                         std::unique_ptr<Presence>* out) {
   const int rank = exchange.rank();
@@ -46,7 +40,7 @@ Status Presence::create(bootstrap::Exchange& exchange, const bootstrap::HostMap&
     }
   }
   std::vector<std::vector<uint8_t>> names;
-  RCC_RETURN_IF_ERROR(exchange.allgather("presence/name", bytes_of(name), timeout_s, &names));
+  RCC_RETURN_IF_ERROR(exchange.allgather("presence/name", bootstrap::bytes_of(name), timeout_s, &names));
   if (!creator) {
     name.assign(names[static_cast<size_t>(mine.front())].begin(), names[static_cast<size_t>(mine.front())].end());
     void* mapping = nullptr;
@@ -54,14 +48,14 @@ Status Presence::create(bootstrap::Exchange& exchange, const bootstrap::HostMap&
   }
   // 2. Everyone mapped it (or not); then the names go.
   std::vector<std::vector<uint8_t>> opened;
-  RCC_RETURN_IF_ERROR(
-      exchange.allgather("presence/opened", bytes_of(pending.mapping != nullptr ? "1" : "0"), timeout_s, &opened));
+  RCC_RETURN_IF_ERROR(exchange.allgather("presence/opened", bootstrap::bytes_of(pending.mapping != nullptr ? "1" : "0"),
+                                         timeout_s, &opened));
   if (!pending.name.empty()) {
     shm_unlink(pending.name.c_str());
     pending.name.clear();
   }
   bool everyone = true;
-  for (int r : mine) everyone = everyone && opened[static_cast<size_t>(r)] == bytes_of("1");
+  for (int r : mine) everyone = everyone && opened[static_cast<size_t>(r)] == bootstrap::bytes_of("1");
   if (!everyone) {
     RCC_INFO("presence board: not every rank of this host could map it; waits know only crowding");
     return RCC_SUCCESS;

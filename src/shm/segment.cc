@@ -30,7 +30,6 @@ namespace {
 constexpr size_t kMaxSlotsBytes = size_t{64} << 20;
 constexpr size_t kMinSlotBytes = size_t{64} << 10;
 
-std::vector<uint8_t> bytes_of(const std::string& text) { return std::vector<uint8_t>(text.begin(), text.end()); }
 std::string text_of(const std::vector<uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
 
 size_t configured_slot_bytes(int ranks, int64_t setting) {
@@ -115,7 +114,7 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
   std::snprintf(entry_text, sizeof entry_text, "%c %p %llx", my_mode, static_cast<void*>(probe_word.get()),
                 static_cast<unsigned long long>(*probe_word));
   std::vector<std::vector<uint8_t>> entries;
-  RCC_RETURN_IF_ERROR(exchange.allgather("shm/probe", bytes_of(entry_text), timeout_s, &entries));
+  RCC_RETURN_IF_ERROR(exchange.allgather("shm/probe", bootstrap::bytes_of(entry_text), timeout_s, &entries));
   if (!valid) {  // decided before the exchange, reported after it (the others are not left waiting)
     set_last_error(invalid_message);
     return settings_status;
@@ -181,8 +180,8 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
   std::vector<std::vector<uint8_t>> names;
   char nonce_text[17];
   std::snprintf(nonce_text, sizeof nonce_text, "%016llx", static_cast<unsigned long long>(nonce));
-  RCC_RETURN_IF_ERROR(
-      exchange.allgather("shm/name", bytes_of(rank == 0 ? name + ' ' + nonce_text : std::string()), timeout_s, &names));
+  RCC_RETURN_IF_ERROR(exchange.allgather(
+      "shm/name", bootstrap::bytes_of(rank == 0 ? name + ' ' + nonce_text : std::string()), timeout_s, &names));
   if (rank != 0) {
     const std::string published = text_of(names[0]);
     const size_t space = published.find(' ');
@@ -203,7 +202,8 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
   // then the name goes, the mapping stays.
   std::vector<std::vector<uint8_t>> opened;
   RCC_RETURN_IF_ERROR(exchange.allgather(
-      "shm/opened", bytes_of(std::to_string(cma_bytes) + ' ' + (mapping ? "" : "x" + why)), timeout_s, &opened));
+      "shm/opened", bootstrap::bytes_of(std::to_string(cma_bytes) + ' ' + (mapping ? "" : "x" + why)), timeout_s,
+      &opened));
   if (!pending.name.empty()) {
     shm_unlink(pending.name.c_str());
     pending.name.clear();

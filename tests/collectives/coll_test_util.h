@@ -162,6 +162,13 @@ inline void store_bits(rcc_datatype_t t, void* p, size_t i, uint64_t v) {
   const size_t n = rcc_datatype_size(t);
   std::memcpy(static_cast<uint8_t*>(p) + i * n, &v, n);
 }
+// v cut to t's width: what load_bits returns after store_bits(t, v).
+inline uint64_t masked(rcc_datatype_t t, uint64_t v) {
+  const size_t bits = rcc_datatype_size(t) * 8;
+  return bits == 64 ? v : v & ((uint64_t{1} << bits) - 1);
+}
+// Fills receive-buffer bytes no result may touch, so a stray write shows.
+constexpr uint8_t kSentinel = 0xa5;
 
 inline void store(rcc_datatype_t t, void* p, size_t i, double v) {
   switch (t) {

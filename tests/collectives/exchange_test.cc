@@ -13,11 +13,6 @@ namespace {
 uint64_t tagged(int from, int to, size_t i) {
   return (static_cast<uint64_t>(from) * 131 + static_cast<uint64_t>(to) + 1) * 1000003u + i * 7919u;
 }
-uint64_t masked(rcc_datatype_t t, uint64_t v) {
-  const size_t bits = rcc_datatype_size(t) * 8;
-  return bits == 64 ? v : v & ((uint64_t{1} << bits) - 1);
-}
-
 }  // namespace
 
 TEST(Allgather, CountsTypesInAndOutOfPlace) {

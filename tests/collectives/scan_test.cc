@@ -10,7 +10,6 @@ using namespace coll_test;
 
 namespace {
 
-constexpr uint8_t kSentinel = 0xa5;
 const size_t kCounts[] = {0, 1, 7, 1000, 100000};
 constexpr size_t kLarge = 100000;
 

@@ -11,8 +11,7 @@ using namespace coll_test;
 
 namespace {
 
-constexpr uint8_t kSentinel = 0xa5;  // receive-buffer bytes no block covers: never written
-constexpr uint8_t kJunk = 0x5c;      // send-buffer bytes no block covers: never delivered
+constexpr uint8_t kJunk = 0x5c;  // send-buffer bytes no block covers: never delivered
 
 // splitmix64: one deterministic stream, identical on every rank for the same seed.
 class Rng {
@@ -34,11 +33,6 @@ const rcc_datatype_t kTypes[] = {RCC_INT8,   RCC_UINT8, RCC_INT16,  RCC_UINT16, 
                                  RCC_UINT32, RCC_INT64, RCC_UINT64, RCC_FLOAT32, RCC_FLOAT64};
 // Largest count per block of the cases (0: every block empty).
 const size_t kMaxCounts[] = {0, 1, 5, 40, 1000};
-
-uint64_t masked(rcc_datatype_t t, uint64_t v) {
-  const size_t bits = rcc_datatype_size(t) * 8;
-  return bits == 64 ? v : v & ((uint64_t{1} << bits) - 1);
-}
 
 // Element i of the block rank `from` sends to rank `to` (to = 0 where every rank gets the same
 // block), as raw bits of a valid value of t: floats are integers below 2^20 in magnitude, so no
