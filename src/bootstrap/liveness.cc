@@ -89,7 +89,7 @@ Status LivenessMonitor::connect_mesh(Exchange& exchange, const std::string& secr
   RCC_RETURN_IF_ERROR(listen_tcp("0.0.0.0", 0, &listen_fd_, &port));
   const std::string mine = join_address(advertised_host(), port) + " " + host_name();
   std::vector<std::vector<uint8_t>> all;
-  RCC_RETURN_IF_ERROR(exchange.allgather("liveness", std::vector<uint8_t>(mine.begin(), mine.end()), timeout_s, &all));
+  RCC_RETURN_IF_ERROR(exchange.allgather("liveness", bytes_of(mine), timeout_s, &all));
   std::vector<std::string> addresses(size_);
   for (int peer = 0; peer < size_; ++peer) {
     std::string text(all[peer].begin(), all[peer].end());

@@ -356,8 +356,7 @@ Status connect_pmix(JobInfo* info, double timeout_s, std::unique_ptr<Rendezvous>
   std::string secret;
   if (info->rank == 0) RCC_RETURN_IF_ERROR(make_secret(&secret));
   std::vector<std::vector<uint8_t>> all;
-  RCC_RETURN_IF_ERROR(
-      rendezvous->allgather("secret", std::vector<uint8_t>(secret.begin(), secret.end()), timeout_s, &all));
+  RCC_RETURN_IF_ERROR(rendezvous->allgather("secret", bytes_of(secret), timeout_s, &all));
   info->secret.assign(all[0].begin(), all[0].end());
   if (info->secret.empty()) return fail(RCC_ERR_BOOTSTRAP, "PMIx: rank 0 handed out an empty secret");
   *out = std::move(rendezvous);
