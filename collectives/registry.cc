@@ -18,7 +18,7 @@ extern const AlgorithmRow kScatterLinear, kScatterShm;
 extern const AlgorithmRow kBarrierDissemination, kBarrierShm, kBarrierHierarchical;
 extern const AlgorithmRow kAllgathervRing, kAlltoallvPairwise, kAlltoallvShm, kGathervLinear, kScattervLinear,
     kReduceScattervRing;
-extern const AlgorithmRow kScanRecursiveDoubling, kExscanRecursiveDoubling;
+extern const AlgorithmRow kScanRecursiveDoubling, kScanShm, kExscanRecursiveDoubling, kExscanShm;
 
 std::span<const AlgorithmRow* const> algorithm_table() {
   // Within a collective, the first row is the tuner's fallback when costs tie.
@@ -57,7 +57,9 @@ std::span<const AlgorithmRow* const> algorithm_table() {
       &kScattervLinear,
       &kReduceScattervRing,
       &kScanRecursiveDoubling,
+      &kScanShm,
       &kExscanRecursiveDoubling,
+      &kExscanShm,
   };
   return kTable;
 }

@@ -1,6 +1,6 @@
-// mpi-bench: the MPI side of bench/compare. Prints rcc-bench's columns for allreduce, broadcast
-// and alltoallv (fp32; sum) and OSU-style latency/bw, so the script parses every library alike.
-//   mpirun -n 4 mpi-bench -c allreduce,broadcast,alltoallv -b 8 -e 64M -f 4 -n 20 -w 5 --imbalance 0.5
+// mpi-bench: the MPI side of bench/compare. Prints rcc-bench's columns for allreduce, broadcast,
+// scan and alltoallv (fp32; sum) and OSU-style latency/bw, so the script parses every library alike.
+//   mpirun -n 4 mpi-bench -c allreduce,broadcast,scan,alltoallv -b 8 -e 64M -f 4 -n 20 -w 5 --imbalance 0.5
 // alltoallv: rcc-bench's sizes and counts (imbalance.h: rank i sends counts[j] floats to rank j),
 // out of place only (N/A in the in-place columns, as rcc-bench).
 // Time = average over iterations of the slowest rank; results are checked (#wrong).
@@ -60,8 +60,9 @@ bool parse(int argc, char** argv, Options* o, std::string* error) {
         size_t comma = list.find(',', start);
         if (comma == std::string::npos) comma = list.size();
         std::string mode = list.substr(start, comma - start);
-        if (mode != "allreduce" && mode != "broadcast" && mode != "alltoallv" && mode != "latency" && mode != "bw") {
-          return *error = "-c: unknown mode '" + mode + "' (allreduce broadcast alltoallv latency bw)", false;
+        if (mode != "allreduce" && mode != "broadcast" && mode != "scan" && mode != "alltoallv" && mode != "latency" &&
+            mode != "bw") {
+          return *error = "-c: unknown mode '" + mode + "' (allreduce broadcast scan alltoallv latency bw)", false;
         }
         o->modes.push_back(mode);
         start = comma + 1;
@@ -217,7 +218,11 @@ long long run_collective(const Options& o, const std::string& mode, int rank, in
     const int count = static_cast<int>(std::max<size_t>(1, requested / sizeof(float)));
     const size_t bytes = count * sizeof(float);
     Column oop{}, ip{};
-    if (mode == "allreduce") {
+    if (mode == "allreduce" || mode == "scan") {
+      // Sums: allreduce gives every rank ranks 0..P-1; scan (inclusive) gives rank r ranks 0..r, and
+      // its busbw is its algbw, as in rcc-bench's scan row.
+      const bool scan = mode == "scan";
+      const int upto = scan ? rank + 1 : ranks;
       auto fill_send = [&] {
         for (int i = 0; i < count; ++i) send[i] = input(rank, i);
       };
@@ -228,18 +233,23 @@ long long run_collective(const Options& o, const std::string& mode, int rank, in
         long long wrong = 0;
         for (int i = 0; i < count; ++i) {
           float expected = 0;
-          for (int r = 0; r < ranks; ++r) expected += input(r, i);
+          for (int r = 0; r < upto; ++r) expected += input(r, i);
           wrong += recv[i] != expected;
         }
         return wrong;
       };
+      auto sum = [&](const void* in) {
+        if (scan) {
+          MPI_Scan(in, recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        } else {
+          MPI_Allreduce(in, recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        }
+      };
       oop = measure(
-          o, [&] { MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); }, fill_send,
-          check);
+          o, [&] { sum(send.data()); }, fill_send, check);
       ip = measure(
-          o, [&] { MPI_Allreduce(MPI_IN_PLACE, recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); }, fill_recv,
-          check);
-      if (rank == 0) print_row(bytes, count, "sum", -1, 2.0 * (ranks - 1) / ranks, oop, ip);
+          o, [&] { sum(MPI_IN_PLACE); }, fill_recv, check);
+      if (rank == 0) print_row(bytes, count, "sum", -1, scan ? 1.0 : 2.0 * (ranks - 1) / ranks, oop, ip);
     } else {
       auto fill = [&] {
         for (int i = 0; i < count; ++i) recv[i] = rank == 0 ? input(0, i) : 0;
