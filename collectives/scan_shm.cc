@@ -2,10 +2,11 @@
 // takes one step, and reduces the slots of ranks 0..r (0..r-1 for exscan) in rank order into its
 // result, its own input read in place where it can be. One step per chunk and no message, where
 // the transport's recursive doubling (scan_recursive_doubling.cc) takes lg P message exchanges of
-// the whole buffer, each a few microseconds on one host. Rank r makes r kernel passes (r - 1 for
-// exscan), each reading another core's slot: the last rank of P reads (P-1)*n bytes, as in the
-// one-step allreduce. Contributions are combined in rank order, as in the transport's algorithm,
-// so the inputs that make every float sum exact give the same bits either way.
+// the whole buffer, each a few microseconds on one host. Rank r >= 1 makes r kernel passes
+// (exscan r - 1, a copy at rank 1) over r*n bytes other cores wrote: the last rank of P reads
+// (P-1)*n, as in the one-step allreduce. Lower ranks first, as in the transport's algorithm but
+// grouped left to right, so sums that are exact give the same bits either way, inexact ones may
+// differ in the last bits between the two algorithms (never between runs of one).
 #include <algorithm>
 #include <cstring>
 

@@ -2,8 +2,8 @@
 # bench/compare with tiny sizes: it must finish with status 0 and write results.json/csv holding
 # rcc's results for every collective compared (allreduce and broadcast unless --collectives says
 # otherwise), whichever peers are installed (or with --peers none); the MPIs' results too (Open
-# MPI, MPICH, rcc's MPI layer) when --collectives names alltoallv or scan; one record per library, ranks, collective and
-# size, with --repeat the launch of median time.
+# MPI, MPICH, rcc's MPI layer) when --collectives names alltoallv or scan; one record per library,
+# ranks, collective and size, with --repeat the launch of median time.
 # usage: run_compare_smoke.sh PYTHON COMPARE BUILD_DIR [compare flags...]
 set -u
 python=$1 compare=$2 build=$3
