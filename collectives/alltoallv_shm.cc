@@ -15,9 +15,6 @@ namespace rcc::collectives {
 
 namespace {
 
-// The part of a block of `bytes` that falls in the round starting at `base`, up to `piece` bytes.
-size_t part_of(size_t bytes, size_t base, size_t piece) { return bytes > base ? std::min(piece, bytes - base) : 0; }
-
 Status alltoallv_shm(Context& ctx, const Args& args) {
   const ShmCall call(ctx, args);
   shm::Segment& segment = call.segment;
@@ -42,7 +39,7 @@ Status alltoallv_shm(Context& ctx, const Args& args) {
     step = segment.next_step();
     uint8_t* slot = segment.slot(call.rank, step);
     for (int to = 0; to < call.ranks; ++to) {
-      const size_t length = part_of(args.sendcounts[to] * call.element, base, piece);
+      const size_t length = round_part(args.sendcounts[to] * call.element, base, piece);
       if (to != call.rank && length > 0) {
         std::memcpy(slot + static_cast<size_t>(to) * piece, at(args.sendbuf, args.sdispls[to], call.element) + base,
                     length);
@@ -50,7 +47,7 @@ Status alltoallv_shm(Context& ctx, const Args& args) {
     }
     RCC_RETURN_IF_ERROR(segment.step("alltoallv"));
     for (int from = 0; from < call.ranks; ++from) {
-      const size_t length = part_of(args.recvcounts[from] * call.element, base, piece);
+      const size_t length = round_part(args.recvcounts[from] * call.element, base, piece);
       if (length == 0) continue;
       uint8_t* to = at(args.recvbuf, args.rdispls[from], call.element) + base;
       const uint8_t* source = from == call.rank ? at(args.sendbuf, args.sdispls[from], call.element) + base

@@ -66,7 +66,7 @@ Status broadcast_shm(Context& ctx, const Args& args) {
   shm::Segment& segment = ctx.shm();
   const size_t bytes = args.count * rcc_datatype_size(args.datatype);
   auto* buf = static_cast<uint8_t*>(args.recvbuf);
-  if (segment.broadcast_copies_across(bytes)) return broadcast_across(segment, args, bytes);
+  if (segment.copies_across_on_own_cores(bytes)) return broadcast_across(segment, args, bytes);
   const bool root = segment.rank() == args.root;
   // Up to kCellBytes with cells (ranks share cores), one step through the root's ring: a root
   // broadcasting in a loop runs up to kCells - 1 calls ahead instead of one, which spares a context

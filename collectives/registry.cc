@@ -16,8 +16,8 @@ extern const AlgorithmRow kAlltoallPairwise, kAlltoallShm;
 extern const AlgorithmRow kGatherLinear, kGatherShm;
 extern const AlgorithmRow kScatterLinear, kScatterShm;
 extern const AlgorithmRow kBarrierDissemination, kBarrierShm, kBarrierHierarchical;
-extern const AlgorithmRow kAllgathervRing, kAlltoallvPairwise, kAlltoallvShm, kGathervLinear, kScattervLinear,
-    kReduceScattervRing;
+extern const AlgorithmRow kAllgathervRing, kAllgathervShm, kAlltoallvPairwise, kAlltoallvShm, kGathervLinear,
+    kGathervShm, kScattervLinear, kScattervShm, kReduceScattervRing, kReduceScattervShm;
 extern const AlgorithmRow kScanRecursiveDoubling, kScanShm, kExscanRecursiveDoubling, kExscanShm;
 
 std::span<const AlgorithmRow* const> algorithm_table() {
@@ -51,11 +51,15 @@ std::span<const AlgorithmRow* const> algorithm_table() {
       &kBarrierShm,
       &kBarrierHierarchical,
       &kAllgathervRing,
+      &kAllgathervShm,
       &kAlltoallvPairwise,
       &kAlltoallvShm,
       &kGathervLinear,
+      &kGathervShm,
       &kScattervLinear,
+      &kScattervShm,
       &kReduceScattervRing,
+      &kReduceScattervShm,
       &kScanRecursiveDoubling,
       &kScanShm,
       &kExscanRecursiveDoubling,

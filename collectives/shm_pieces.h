@@ -36,6 +36,15 @@ inline size_t shm_piece_bytes(size_t slot_bytes, int parts, size_t element) {
   return std::max(piece, element);
 }
 
+// The part of a block of `bytes` that falls in the round starting at `base`, up to `piece` bytes
+// (the vector collectives: a block shorter than a round has nothing in it).
+inline size_t round_part(size_t bytes, size_t base, size_t piece) {
+  return bytes > base ? std::min(piece, bytes - base) : 0;
+}
+
+// The largest of `n` counts.
+inline size_t largest_count(const size_t* counts, int n) { return n > 0 ? *std::max_element(counts, counts + n) : 0; }
+
 // Into `slot`, at piece p of each: bytes [base, base + length) of block p of `blocks` (blocks of
 // `block` bytes, one per rank), for every p but `skip` (-1: none skipped).
 inline void stage_pieces(uint8_t* slot, const uint8_t* blocks, int ranks, size_t block, size_t piece, size_t base,
@@ -55,6 +64,36 @@ inline void unstage_blocks(const ShmCall& call, uint64_t step, size_t offset, co
     const uint8_t* from = p == call.rank ? own : call.segment.slot(p, step) + offset;
     if (to != from) std::memcpy(to, from, length);
   }
+}
+
+// Out of every other rank's slot for `step`: the part of its block (recvcounts, rdispls of `args`)
+// that falls in the round starting at `base` (rounds of `round` bytes), into recv at the block's
+// displacement plus base. This rank's own block is left alone.
+inline void unstage_displaced(const ShmCall& call, const Args& args, uint64_t step, size_t base, size_t round) {
+  for (int from = 0; from < call.ranks; ++from) {
+    const size_t part = round_part(args.recvcounts[from] * call.element, base, round);
+    if (from != call.rank && part > 0)
+      std::memcpy(at(args.recvbuf, args.rdispls[from], call.element) + base, call.segment.slot(from, step), part);
+  }
+}
+
+// Where a rank's block lies in the root's buffer (the copies across processes of scatterv and
+// gatherv): the root posts one per rank in its slot, each other rank copies its own block.
+struct BlockAddress {
+  uint8_t* address;  // in the root's address space
+  size_t bytes;
+};
+inline void post_block_addresses(uint8_t* slot, const void* buffer, const size_t* counts, const size_t* displs,
+                                 const ShmCall& call) {
+  for (int r = 0; r < call.ranks; ++r) {
+    const BlockAddress block{const_cast<uint8_t*>(at(buffer, displs[r], call.element)), counts[r] * call.element};
+    std::memcpy(slot + static_cast<size_t>(r) * sizeof block, &block, sizeof block);
+  }
+}
+inline BlockAddress posted_block_address(const uint8_t* slot, int rank) {
+  BlockAddress block;
+  std::memcpy(&block, slot + static_cast<size_t>(rank) * sizeof block, sizeof block);
+  return block;
 }
 
 }  // namespace rcc::collectives

@@ -224,6 +224,9 @@ Status shm_allreduce(Context& ctx, const Args& args) {
   }
   const ChunkedReduce call(ctx, args, true);
   const size_t first = std::min(call.split_chunk_length, args.count);
+  // begin() first: a note may be set only once every rank arrived at this rank's last step, which
+  // a one-sided collective before this one (scatterv, gatherv) may not have waited for.
+  RCC_RETURN_IF_ERROR(call.segment.begin("allreduce"));
   call.segment.set_note(args.sendbuf == args.recvbuf ? 1 : 0);
   bool all_in_place = false;
   RCC_RETURN_IF_ERROR(split_chunk(call, args, 0, first, &all_in_place));

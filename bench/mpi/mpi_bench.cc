@@ -1,8 +1,10 @@
 // mpi-bench: the MPI side of bench/compare. Prints rcc-bench's columns for allreduce, broadcast,
-// scan and alltoallv (fp32; sum) and OSU-style latency/bw, so the script parses every library alike.
+// scan, alltoallv and allgatherv (fp32; sum) and OSU-style latency/bw, so the script parses every
+// library alike.
 //   mpirun -n 4 mpi-bench -c allreduce,broadcast,scan,alltoallv -b 8 -e 64M -f 4 -n 20 -w 5 --imbalance 0.5
-// alltoallv: rcc-bench's sizes and counts (imbalance.h: rank i sends counts[j] floats to rank j),
-// out of place only (N/A in the in-place columns, as rcc-bench).
+// alltoallv and allgatherv: rcc-bench's sizes and counts (imbalance.h: rank i sends counts[j]
+// floats to rank j; rank r's block of allgatherv holds counts[r]); alltoallv out of place only
+// (N/A in the in-place columns, as rcc-bench).
 // Time = average over iterations of the slowest rank; results are checked (#wrong).
 // The C API only: the deprecated C++ bindings do not compile warning-free.
 #define OMPI_SKIP_MPICXX 1
@@ -27,7 +29,7 @@ struct Options {
   int iters = 20, warmup = 5;
   bool iters_given = false;
   bool median = false;   // -S median: the median of per-iteration times (rcc-bench's -S)
-  double imbalance = 0;  // --imbalance F: alltoallv's counts (rcc-bench's --imbalance)
+  double imbalance = 0;  // --imbalance F: the vector collectives' counts (rcc-bench's --imbalance)
   std::vector<std::string> modes{"allreduce"};
 };
 
@@ -60,9 +62,10 @@ bool parse(int argc, char** argv, Options* o, std::string* error) {
         size_t comma = list.find(',', start);
         if (comma == std::string::npos) comma = list.size();
         std::string mode = list.substr(start, comma - start);
-        if (mode != "allreduce" && mode != "broadcast" && mode != "scan" && mode != "alltoallv" && mode != "latency" &&
-            mode != "bw") {
-          return *error = "-c: unknown mode '" + mode + "' (allreduce broadcast scan alltoallv latency bw)", false;
+        if (mode != "allreduce" && mode != "broadcast" && mode != "scan" && mode != "alltoallv" &&
+            mode != "allgatherv" && mode != "latency" && mode != "bw") {
+          return *error = "-c: unknown mode '" + mode + "' (allreduce broadcast scan alltoallv allgatherv latency bw)",
+                 false;
         }
         o->modes.push_back(mode);
         start = comma + 1;
@@ -158,25 +161,43 @@ float payload(int source, size_t index) {
   return static_cast<float>((static_cast<size_t>(source) * 5 + index) % 61 + 1);
 }
 
+// One size of a vector collective with rcc-bench's shapes: a block of base = size / 4 / ranks
+// floats (at least 1) per rank, spread by --imbalance into counts at contiguous displacements.
+struct VectorShape {
+  size_t count = 0;  // base * ranks: the size column's elements
+  std::vector<size_t> counts, displs;
+};
+// Every size of the run once (rcc-bench prints a rounded size once).
+std::vector<VectorShape> vector_shapes(const Options& o, int ranks) {
+  std::vector<VectorShape> shapes;
+  const size_t p = static_cast<size_t>(ranks);
+  for (size_t requested : sizes_of(o)) {
+    const size_t base = std::max<size_t>(1, requested / sizeof(float) / p);
+    if (!shapes.empty() && shapes.back().count == base * p) continue;
+    VectorShape shape;
+    shape.count = base * p;
+    shape.counts = rccbench::imbalanced_counts(base, ranks, o.imbalance);
+    shape.displs = rccbench::contiguous_displacements(shape.counts);
+    shapes.push_back(std::move(shape));
+  }
+  return shapes;
+}
+
 // alltoallv with rcc-bench's shapes: a block of base = size / 4 / ranks floats per peer (at
 // least 1), spread by --imbalance; rank i sends counts[j] to rank j and receives counts[i] from
 // every rank. The size column is the send side (ranks * base floats), as alltoall's.
 long long run_alltoallv(const Options& o, int rank, int ranks) {
-  std::vector<size_t> sizes = sizes_of(o);
-  const size_t largest_base = std::max<size_t>(1, sizes.back() / sizeof(float) / ranks);
+  const std::vector<VectorShape> shapes = vector_shapes(o, ranks);
   const size_t p = static_cast<size_t>(ranks);
+  const size_t largest_base = shapes.back().count / p;
   std::vector<float> send(largest_base * p), recv(rccbench::max_imbalanced_count(largest_base, o.imbalance) * p);
   std::vector<int> sendcounts(p), sdispls(p), recvcounts(p), rdispls(p);
   long long wrong_total = 0;
-  size_t previous_bytes = 0;
   if (rank == 0) print_header("alltoallv");
-  for (size_t requested : sizes) {
-    const size_t base = std::max<size_t>(1, requested / sizeof(float) / p), count = base * p;
-    const size_t bytes = count * sizeof(float);
-    if (bytes == previous_bytes) continue;  // rcc-bench prints a rounded size once
-    previous_bytes = bytes;
-    const std::vector<size_t> counts = rccbench::imbalanced_counts(base, ranks, o.imbalance);
-    const std::vector<size_t> displs = rccbench::contiguous_displacements(counts);
+  for (const VectorShape& shape : shapes) {
+    const size_t count = shape.count, bytes = count * sizeof(float);
+    const std::vector<size_t>& counts = shape.counts;
+    const std::vector<size_t>& displs = shape.displs;
     const size_t mine = counts[static_cast<size_t>(rank)], my_displ = displs[static_cast<size_t>(rank)];
     for (size_t j = 0; j < p; ++j) {
       sendcounts[j] = static_cast<int>(counts[j]);
@@ -204,6 +225,51 @@ long long run_alltoallv(const Options& o, int rank, int ranks) {
         fill, check);
     if (rank == 0) print_out_of_place_row(bytes, count, static_cast<double>(ranks - 1) / ranks, oop);
     wrong_total += oop.wrong;
+  }
+  return wrong_total;
+}
+
+// allgatherv with rcc-bench's shapes: rank r's block of counts[r] floats (base = size / 4 / ranks,
+// spread by --imbalance) at its prefix sum; the size column is the whole result, as allgather's.
+// In place: the block already sits at its displacement (MPI_IN_PLACE).
+long long run_allgatherv(const Options& o, int rank, int ranks) {
+  const std::vector<VectorShape> shapes = vector_shapes(o, ranks);
+  const size_t p = static_cast<size_t>(ranks);
+  const size_t largest_base = shapes.back().count / p;
+  std::vector<float> send(rccbench::max_imbalanced_count(largest_base, o.imbalance)), recv(largest_base * p);
+  std::vector<int> recvcounts(p), displs(p);
+  long long wrong_total = 0;
+  if (rank == 0) print_header("allgatherv");
+  for (const VectorShape& shape : shapes) {
+    const size_t count = shape.count, bytes = count * sizeof(float);
+    const std::vector<size_t>& counts = shape.counts;
+    const std::vector<size_t>& starts = shape.displs;
+    for (size_t j = 0; j < p; ++j) {
+      recvcounts[j] = static_cast<int>(counts[j]);
+      displs[j] = static_cast<int>(starts[j]);
+    }
+    const size_t mine = counts[static_cast<size_t>(rank)], my_displ = starts[static_cast<size_t>(rank)];
+    auto fill = [&](float* block) {
+      std::fill(recv.begin(), recv.begin() + static_cast<std::ptrdiff_t>(count), 0.0f);
+      for (size_t i = 0; i < mine; ++i) block[i] = payload(rank, i);
+    };
+    auto check = [&] {  // block j: rank j's payload
+      long long wrong = 0;
+      for (size_t j = 0; j < p; ++j) {
+        for (size_t i = 0; i < counts[j]; ++i) wrong += recv[starts[j] + i] != payload(static_cast<int>(j), i);
+      }
+      return wrong;
+    };
+    auto gather = [&](const void* in) {
+      MPI_Allgatherv(in, static_cast<int>(mine), MPI_FLOAT, recv.data(), recvcounts.data(), displs.data(), MPI_FLOAT,
+                     MPI_COMM_WORLD);
+    };
+    Column oop = measure(
+        o, [&] { gather(send.data()); }, [&] { fill(send.data()); }, check);
+    Column ip = measure(
+        o, [&] { gather(MPI_IN_PLACE); }, [&] { fill(recv.data() + my_displ); }, check);
+    if (rank == 0) print_row(bytes, count, "none", -1, static_cast<double>(ranks - 1) / ranks, oop, ip);
+    wrong_total += oop.wrong + ip.wrong;
   }
   return wrong_total;
 }
@@ -367,6 +433,8 @@ int main(int argc, char** argv) {
       if (ranks >= 2) run_p2p(options, mode, rank);
     } else if (mode == "alltoallv") {
       wrong += run_alltoallv(options, rank, ranks);
+    } else if (mode == "allgatherv") {
+      wrong += run_allgatherv(options, rank, ranks);
     } else {
       wrong += run_collective(options, mode, rank, ranks);
     }

@@ -135,9 +135,11 @@ const std::vector<Setting>& table() {
                "outnumber cores) go with streaming stores; auto: a quarter of the last-level cache, at least 4 MiB "
                "(where glibc's memcpy switches to them); 0: never. Each rank's own value counts."),
       integer_row("RCC_SHM_CMA_BYTES", "65536", 0, int64_t{1} << 48,
-                  "Broadcasts from this many bytes, when every rank has a core of its own, move straight between "
-                  "the ranks' buffers: the root writes a share into every other rank's (process_vm_writev) while "
-                  "each of them reads the rest out of the root's (process_vm_readv), one copy instead of two, made "
+                  "Broadcasts from this many bytes (when every rank has a core of its own), and scattervs and "
+                  "gathervs whose largest block has this many, move straight between the ranks' buffers: in a "
+                  "broadcast the root writes a share into every other rank's (process_vm_writev) while each of "
+                  "them reads the rest out of the root's (process_vm_readv); in a scatterv (gatherv) each other "
+                  "rank reads its block out of (writes it into) the root's buffer; one copy instead of two, made "
                   "by all ranks at once; needs ptrace permission between the ranks (checked at set-up, else off); "
                   "the largest value among the ranks counts, and 0 on any rank turns it off."),
       // Bootstrap

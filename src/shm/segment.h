@@ -65,12 +65,17 @@ class Segment {
   // Whether a result of `bytes` copied out of the slots into this rank's buffer goes with
   // copy_streaming (RCC_SHM_STREAM_OUTPUT_BYTES; this rank's own value).
   bool streams_output(size_t bytes) const { return stream_output_bytes_ > 0 && bytes >= stream_output_bytes_; }
-  // Whether a broadcast of `bytes` moves straight between the ranks' buffers (cross_memory.h): from
-  // RCC_SHM_CMA_BYTES (agreed by all ranks at set-up, 0 unless every rank can reach every other's
-  // memory), and only with a core per rank: when ranks outnumber cores the root would wait for
-  // copies that wait for a core, where through the slots it runs a call ahead (docs/shared-memory.md).
-  // The same answer on every rank.
-  bool broadcast_copies_across(size_t bytes) const { return cma_bytes_ > 0 && bytes >= cma_bytes_ && !wait_.crowded; }
+  // Whether a transfer of `bytes` may move straight between the ranks' buffers (cross_memory.h):
+  // from RCC_SHM_CMA_BYTES, agreed by all ranks at set-up (0 unless every rank can reach every
+  // other's memory). The same answer on every rank. Scatterv and gatherv copy across from there
+  // (measured faster than the slots from 64 KiB blocks, with or without a core per rank:
+  // docs/shared-memory.md).
+  bool copies_across(size_t bytes) const { return cma_bytes_ > 0 && bytes >= cma_bytes_; }
+  // The same, for a collective where every rank copies at once (broadcast, allgatherv): only with
+  // a core per rank. When ranks outnumber cores every copy waits for a core, and the root of a
+  // broadcast would wait for those copies, where through the slots it runs a call ahead
+  // (docs/shared-memory.md).
+  bool copies_across_on_own_cores(size_t bytes) const { return copies_across(bytes) && !wait_.crowded; }
   // Copy `bytes` between `local` and `remote` in `owner`'s memory. A failure (the owner died, or its
   // address is bad) fails this and every later shared-memory collective, like a failed step.
   Status read_from(int owner, const void* remote, void* local, size_t bytes, const char* what);
@@ -116,8 +121,12 @@ class Segment {
   // Waits until every other rank arrived at next_step() (a root collecting), then publishes.
   Status wait_others_then_publish(const char* what);
   // A word for the others that this rank's next arrival shows them (a choice every rank must make
-  // alike, such as whether all of them reduce in place): set it before arriving; after a step that
-  // `owner` arrived at, note(owner) is what owner set before it, until owner arrives again.
+  // alike, such as whether all of them reduce in place, or a count only one rank knows): set it
+  // after begin() and before arriving at step s; note(owner) is then what owner set. A reader
+  // reads it after seeing owner arrive at s and, after a one-sided wait (wait_for), before it
+  // arrives at s itself; after a full step(), before it arrives at s + 1, and then owner sets no
+  // note before step s + 2. Since begin() waits for every rank to reach owner's last step, no note
+  // is overwritten before every rank read it, even when a one-sided collective returns at once.
   void set_note(uint64_t value);
   uint64_t note(int owner) const;
 

@@ -2,8 +2,8 @@
 # bench/compare with tiny sizes: it must finish with status 0 and write results.json/csv holding
 # rcc's results for every collective compared (allreduce and broadcast unless --collectives says
 # otherwise), whichever peers are installed (or with --peers none); the MPIs' results too (Open
-# MPI, MPICH, rcc's MPI layer) when --collectives names alltoallv or scan; one record per library,
-# ranks, collective and size, with --repeat the launch of median time.
+# MPI, MPICH, rcc's MPI layer) when --collectives names alltoallv, allgatherv or scan; one record
+# per library, ranks, collective and size, with --repeat the launch of median time.
 # usage: run_compare_smoke.sh PYTHON COMPARE BUILD_DIR [compare flags...]
 set -u
 python=$1 compare=$2 build=$3
@@ -29,7 +29,7 @@ for r in data["results"]:  # --repeat: each record is the launch of median time
     assert r["time_us"] == times[(repeat - 1) // 2], r
 rows = list(csv.DictReader(open(os.path.join(out, "results.csv"))))
 assert len(rows) == len(data["results"]), "CSV and JSON disagree"
-for collective in {"alltoallv", "scan"} & set(data["meta"]["collectives"]):
+for collective in {"alltoallv", "allgatherv", "scan"} & set(data["meta"]["collectives"]):
     for mpi in {"openmpi", "mpich", "rcc-mpi"} & set(data["meta"]["libraries"]):
         theirs = [r for r in data["results"] if r["library"] == mpi and r["collective"] == collective]
         assert theirs and all(r["wrong"] == 0 for r in theirs), (mpi, collective, theirs)

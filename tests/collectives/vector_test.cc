@@ -3,7 +3,9 @@
 // out of order with gaps between them; the gaps of every receive buffer hold a sentinel that must
 // survive. Data is checked exactly; reductions against the exact reference of coll_test_util.h.
 #include <algorithm>
+#include <chrono>
 #include <numeric>
+#include <thread>
 
 #include "coll_test_util.h"
 
@@ -507,4 +509,82 @@ TEST(VectorLarge, MultiMiBEachCollective) {
   run_reduce_scatterv(t, RCC_SUM, counts, false, 3, "large reduce_scatterv int32");
   ASSERT_FALSE(HasFailure());
   run_reduce_scatterv(RCC_FLOAT32, RCC_SUM, counts, true, 4, "large reduce_scatterv float32");
+}
+
+// Allgatherv's and gatherv's sendbuf may already be the rank's own block of recvbuf (the root's,
+// for gatherv): the block stays, the others arrive around it. Blocks up to 1.2 MiB take several
+// rounds of the shared-memory slots (512 KiB by default, 64 KiB in the small_slots variant).
+TEST(VectorInPlace, SendbufIsOwnBlockOfRecvbuf) {
+  const int ranks = ranktest::size(), rank = ranktest::rank();
+  const rcc_datatype_t t = RCC_INT32;
+  const size_t element_bytes = rcc_datatype_size(t);
+  uint64_t seed = 600;
+  std::vector<size_t> maxes = {1, 1000, 40000};
+  if (!quick()) maxes.push_back(300000);
+  for (size_t max : maxes) {
+    Rng rng(seed++);
+    const std::vector<size_t> counts = random_counts(rng, static_cast<size_t>(ranks), max);
+    const Layout layout = make_layout(rng, counts);
+    const std::string what = describe(t, max, counts, false);
+    std::vector<uint8_t> all = filled(t, layout.extent, kSentinel);
+    write_block(t, all.data(), layout.displs[rank], counts[rank], rank, 0);
+    RCC_ASSERT_OK(rcc_allgatherv(ranktest::comm(), all.data() + layout.displs[rank] * element_bytes, counts[rank],
+                                 all.data(), counts.data(), layout.displs.data(), t));
+    std::string first;
+    ASSERT_EQ(check_blocks(t, all.data(), layout.extent, counts, layout.displs, 0, &first), 0u)
+        << "allgatherv " << what << ": " << first;
+
+    const int root = static_cast<int>(seed % static_cast<uint64_t>(ranks));
+    std::vector<uint8_t> mine = filled(t, counts[rank], 0), gathered = filled(t, layout.extent, kSentinel);
+    write_block(t, mine.data(), 0, counts[rank], rank, 0);
+    write_block(t, gathered.data(), layout.displs[rank], counts[rank], rank, 0);
+    const void* send = rank == root ? gathered.data() + layout.displs[rank] * element_bytes : mine.data();
+    RCC_ASSERT_OK(rcc_gatherv(ranktest::comm(), send, counts[rank], gathered.data(), counts.data(),
+                              layout.displs.data(), t, root));
+    if (rank == root) {
+      ASSERT_EQ(check_blocks(t, gathered.data(), layout.extent, counts, layout.displs, 0, &first), 0u)
+          << "gatherv root " << root << " " << what << ": " << first;
+    }
+  }
+}
+
+// Gatherv with every block empty and scatterv with small blocks let the root return before the
+// others have looked at the call (through shared memory: the root posts the number of rounds and
+// waits for nobody). The others arrive late here, and the root goes straight on to an in-place
+// allreduce of 8 MiB (at 2 ranks the form that tells the others, in the same word, whether it
+// reduces in place): each call must still see its own arguments. Under RCC_TEST_QUICK (the VM,
+// where it goes through soft-RoCE, and the sanitizers) a small allreduce instead.
+TEST(VectorRooted, RootRunsOnWhileOthersAreLate) {
+  const int ranks = ranktest::size(), rank = ranktest::rank();
+  const rcc_datatype_t t = RCC_INT32;
+  const size_t count = ranks == 2 && !quick() ? (size_t{8} << 20) / 4 : 1000;
+  std::vector<uint8_t> data(count * 4);
+  auto allreduce_in_place = [&](int salt, const std::string& after) {
+    fill(t, RCC_SUM, rank, data.data(), count, salt);
+    RCC_ASSERT_OK(rcc_allreduce(ranktest::comm(), data.data(), data.data(), count, t, RCC_SUM));
+    std::string first;
+    ASSERT_EQ(check_reduced(t, RCC_SUM, ranks, data.data(), count, 0, &first, salt), 0u)
+        << "in-place allreduce after " << after << ": " << first;
+  };
+  const std::vector<size_t> empty(static_cast<size_t>(ranks), 0), small(static_cast<size_t>(ranks), 3);
+  const std::vector<size_t> displs = prefix_sums(small);
+  std::vector<uint8_t> source = filled(t, 3 * static_cast<size_t>(ranks), kJunk);
+  for (int root = 0; root < ranks; ++root) {
+    const std::string from = " from root " + std::to_string(root);
+    if (rank != root) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    RCC_ASSERT_OK(rcc_gatherv(ranktest::comm(), nullptr, 0, nullptr, empty.data(), empty.data(), t, root));
+    allreduce_in_place(2 * root, "empty gatherv" + from);
+    if (HasFailure()) return;
+
+    for (int r = 0; r < ranks; ++r) write_block(t, source.data(), displs[r], 3, root, r);
+    std::vector<uint8_t> got = filled(t, 3, kSentinel);
+    if (rank != root) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    RCC_ASSERT_OK(rcc_scatterv(ranktest::comm(), rank == root ? source.data() : nullptr, small.data(), displs.data(),
+                               got.data(), 3, t, root));
+    allreduce_in_place(2 * root + 1, "scatterv" + from);
+    if (HasFailure()) return;
+    for (size_t i = 0; i < 3; ++i) {
+      ASSERT_EQ(load_bits(t, got.data(), i), element(t, root, rank, i)) << "scatterv" << from << " element " << i;
+    }
+  }
 }
