@@ -24,7 +24,7 @@ Status allgatherv_shm(Context& ctx, const Args& args) {
   const size_t longest = largest_count(args.recvcounts, call.ranks) * call.element;
   const size_t mine = args.recvcounts[call.rank] * call.element;
   // sendbuf may already be this rank's block; an empty block may come from a NULL buffer.
-  uint8_t* own = at(args.recvbuf, args.rdispls[call.rank], call.element);
+  uint8_t* own = mine > 0 ? at(args.recvbuf, args.rdispls[call.rank], call.element) : nullptr;
   if (own != call.send && mine > 0) std::memcpy(own, call.send, mine);
   if (segment.copies_across_on_own_cores(longest)) {
     RCC_RETURN_IF_ERROR(segment.begin("allgatherv"));

@@ -40,11 +40,15 @@ Status gatherv_shm(Context& ctx, const Args& args) {
     segment.set_note(rounds);
     segment.publish();
     // sendbuf may already be the root's block; an empty block may come from a NULL buffer.
-    uint8_t* own = at(args.recvbuf, args.rdispls[call.rank], call.element);
     const size_t own_bytes = args.recvcounts[call.rank] * call.element;
+    uint8_t* own = own_bytes > 0 ? at(args.recvbuf, args.rdispls[call.rank], call.element) : nullptr;
     if (own != call.send && own_bytes > 0) std::memcpy(own, call.send, own_bytes);
-    // Across: recvbuf is complete once every rank has written its block.
-    if (across) return segment.begin("gatherv");
+    // Across: recvbuf is complete once every rank has written its block, unless a write failed (the
+    // writer then still arrives, and marks the segment failed).
+    if (across) {
+      RCC_RETURN_IF_ERROR(segment.begin("gatherv"));
+      return segment.check_usable("gatherv");
+    }
   } else {
     RCC_RETURN_IF_ERROR(segment.wait_for(args.root, "gatherv"));
     rounds = segment.note(args.root);  // stays until the root arrives again, after every rank read it

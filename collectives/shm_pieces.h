@@ -86,7 +86,9 @@ struct BlockAddress {
 inline void post_block_addresses(uint8_t* slot, const void* buffer, const size_t* counts, const size_t* displs,
                                  const ShmCall& call) {
   for (int r = 0; r < call.ranks; ++r) {
-    const BlockAddress block{const_cast<uint8_t*>(at(buffer, displs[r], call.element)), counts[r] * call.element};
+    // An empty block's displacement may point anywhere (or the buffer be NULL): no address then.
+    const size_t bytes = counts[r] * call.element;
+    const BlockAddress block{bytes > 0 ? const_cast<uint8_t*>(at(buffer, displs[r], call.element)) : nullptr, bytes};
     std::memcpy(slot + static_cast<size_t>(r) * sizeof block, &block, sizeof block);
   }
 }

@@ -550,21 +550,25 @@ TEST(VectorInPlace, SendbufIsOwnBlockOfRecvbuf) {
 
 // Gatherv with every block empty and scatterv with small blocks let the root return before the
 // others have looked at the call (through shared memory: the root posts the number of rounds and
-// waits for nobody). The others arrive late here, and the root goes straight on to an in-place
-// allreduce of 8 MiB (at 2 ranks the form that tells the others, in the same word, whether it
-// reduces in place): each call must still see its own arguments. Under RCC_TEST_QUICK (the VM,
+// waits for nobody). The others arrive late here, and the root goes straight on to an allreduce of
+// 8 MiB (at 2 ranks the form that tells the others, in the same word, whether it reduces in
+// place): each call must still see its own arguments. Under RCC_TEST_QUICK (the VM,
 // where it goes through soft-RoCE, and the sanitizers) a small allreduce instead.
 TEST(VectorRooted, RootRunsOnWhileOthersAreLate) {
   const int ranks = ranktest::size(), rank = ranktest::rank();
   const rcc_datatype_t t = RCC_INT32;
   const size_t count = ranks == 2 && !quick() ? (size_t{8} << 20) / 4 : 1000;
   std::vector<uint8_t> data(count * 4);
-  auto allreduce_in_place = [&](int salt, const std::string& after) {
+  std::vector<uint8_t> result(count * 4);
+  // In place the 2-rank form's word is 1, out of place 0: what an empty gatherv (0 rounds) and a
+  // scatterv copying across (0) would read instead of their own.
+  auto allreduce = [&](bool in_place, int salt, const std::string& after) {
     fill(t, RCC_SUM, rank, data.data(), count, salt);
-    RCC_ASSERT_OK(rcc_allreduce(ranktest::comm(), data.data(), data.data(), count, t, RCC_SUM));
+    void* out = in_place ? data.data() : result.data();
+    RCC_ASSERT_OK(rcc_allreduce(ranktest::comm(), data.data(), out, count, t, RCC_SUM));
     std::string first;
-    ASSERT_EQ(check_reduced(t, RCC_SUM, ranks, data.data(), count, 0, &first, salt), 0u)
-        << "in-place allreduce after " << after << ": " << first;
+    ASSERT_EQ(check_reduced(t, RCC_SUM, ranks, out, count, 0, &first, salt), 0u)
+        << (in_place ? "in-place" : "out-of-place") << " allreduce after " << after << ": " << first;
   };
   const std::vector<size_t> empty(static_cast<size_t>(ranks), 0), small(static_cast<size_t>(ranks), 3);
   const std::vector<size_t> displs = prefix_sums(small);
@@ -573,7 +577,7 @@ TEST(VectorRooted, RootRunsOnWhileOthersAreLate) {
     const std::string from = " from root " + std::to_string(root);
     if (rank != root) std::this_thread::sleep_for(std::chrono::milliseconds(30));
     RCC_ASSERT_OK(rcc_gatherv(ranktest::comm(), nullptr, 0, nullptr, empty.data(), empty.data(), t, root));
-    allreduce_in_place(2 * root, "empty gatherv" + from);
+    allreduce(true, 2 * root, "empty gatherv" + from);
     if (HasFailure()) return;
 
     for (int r = 0; r < ranks; ++r) write_block(t, source.data(), displs[r], 3, root, r);
@@ -581,7 +585,7 @@ TEST(VectorRooted, RootRunsOnWhileOthersAreLate) {
     if (rank != root) std::this_thread::sleep_for(std::chrono::milliseconds(30));
     RCC_ASSERT_OK(rcc_scatterv(ranktest::comm(), rank == root ? source.data() : nullptr, small.data(), displs.data(),
                                got.data(), 3, t, root));
-    allreduce_in_place(2 * root + 1, "scatterv" + from);
+    allreduce(false, 2 * root + 1, "scatterv" + from);
     if (HasFailure()) return;
     for (size_t i = 0; i < 3; ++i) {
       ASSERT_EQ(load_bits(t, got.data(), i), element(t, root, rank, i)) << "scatterv" << from << " element " << i;
