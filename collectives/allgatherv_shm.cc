@@ -4,9 +4,9 @@
 // steps; each rank copies its block in and every other block out. Only the blocks are written, so
 // the gaps between them stay as they were.
 // From RCC_SHM_CMA_BYTES in the longest block (with a core per rank, and where every rank may reach
-// the others' memory), every rank posts where its block is and reads every other rank's straight
-// out of that rank's buffer (process_vm_readv): two steps (the second so that no rank changes its
-// block while another still reads it), one copy of each block.
+// the others' memory), every rank posts where its sendbuf is and reads every other rank's block
+// straight out of that rank's sendbuf (process_vm_readv): two steps (the second so that no rank
+// returns, and may change its sendbuf, while another still reads it), one copy of each block.
 #include <cstring>
 
 #include "collectives/algorithms.h"
@@ -25,12 +25,12 @@ Status allgatherv_shm(Context& ctx, const Args& args) {
   const size_t mine = args.recvcounts[call.rank] * call.element;
   // sendbuf may already be this rank's block; an empty block may come from a NULL buffer.
   uint8_t* own = mine > 0 ? at(args.recvbuf, args.rdispls[call.rank], call.element) : nullptr;
-  if (own != call.send && mine > 0) std::memcpy(own, call.send, mine);
   if (segment.copies_across_on_own_cores(longest)) {
     RCC_RETURN_IF_ERROR(segment.begin("allgatherv"));
     const uint64_t step = segment.next_step();
-    // The block as it is now in this rank's receive buffer: sendbuf may be NULL when it is empty.
-    std::memcpy(segment.slot(call.rank, step), &own, sizeof own);
+    // The others read sendbuf itself: this rank's own copy then runs after the reads, off the path
+    // every rank waits on (one copy of a block of 128 KiB is a few microseconds).
+    std::memcpy(segment.slot(call.rank, step), &call.send, sizeof call.send);
     RCC_RETURN_IF_ERROR(segment.step("allgatherv"));
     for (int from = 0; from < call.ranks; ++from) {
       const size_t bytes = args.recvcounts[from] * call.element;
@@ -40,8 +40,10 @@ Status allgatherv_shm(Context& ctx, const Args& args) {
       RCC_RETURN_IF_ERROR(
           segment.read_from(from, theirs, at(args.recvbuf, args.rdispls[from], call.element), bytes, "allgatherv"));
     }
+    if (own != call.send && mine > 0) std::memcpy(own, call.send, mine);
     return segment.step("allgatherv");
   }
+  if (own != call.send && mine > 0) std::memcpy(own, call.send, mine);
   for (size_t base = 0; base < longest; base += slot_bytes) {
     RCC_RETURN_IF_ERROR(segment.begin("allgatherv"));
     const uint64_t step = segment.next_step();
