@@ -116,6 +116,8 @@ const char* usage() {
          "            the total unchanged (0 <= F < 1; default 0: equal blocks)\n"
          "  --split N every collective on N groups at once: rank r in group r % N (rcc_comm_split);\n"
          "            rows time world rank 0's group, #wrong counts every group (default 1: no split)\n"
+         "  --buffers malloc|rcc  where the send and receive buffers come from: aligned_alloc\n"
+         "            (default) or rcc_mem_alloc, whose buffers the ranks of a host share\n"
          "  -a ALGO   force an algorithm for the selected collectives (RCC_ALGO), e.g. ring, tree\n"
          "  -J FILE   also write every row as JSON to FILE\n"
          "  -z 0|1    check results (#wrong column; default 1)\n"
@@ -132,11 +134,11 @@ bool parse_command_line(int argc, char** argv, Options* options, std::string* er
       parsed.help = true;
       continue;
     }
-    if (flag.rfind("--imbalance", 0) == 0 || flag.rfind("--split", 0) == 0) {
-      // --imbalance F, --imbalance=F, --split N, --split=N
+    if (flag.rfind("--imbalance", 0) == 0 || flag.rfind("--split", 0) == 0 || flag.rfind("--buffers", 0) == 0) {
+      // --imbalance F, --imbalance=F, --split N, --split=N, --buffers B, --buffers=B
       const size_t equals = flag.find('=');
       const std::string name = flag.substr(0, equals);
-      if (name != "--imbalance" && name != "--split") {
+      if (name != "--imbalance" && name != "--split" && name != "--buffers") {
         *error = "unknown option '" + flag + "'";
         return false;
       }
@@ -150,7 +152,10 @@ bool parse_command_line(int argc, char** argv, Options* options, std::string* er
         return false;
       }
       const std::string bad = name + ": invalid value '" + value + "'";
-      if (name == "--imbalance") {
+      if (name == "--buffers") {
+        if (value != "malloc" && value != "rcc") return *error = bad + " (malloc or rcc)", false;
+        parsed.rcc_buffers = value == "rcc";
+      } else if (name == "--imbalance") {
         char* end = nullptr;
         parsed.imbalance = std::strtod(value.c_str(), &end);
         if (value.empty() || *end != '\0' || !(parsed.imbalance >= 0 && parsed.imbalance < 1)) {

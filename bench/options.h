@@ -24,12 +24,13 @@ struct Options {
   rcc_datatype_t datatype = RCC_FLOAT32;
   rcc_op_t op = RCC_SUM;
   int root = 0;
-  std::string algorithm;  // -a: forced through RCC_ALGO
-  std::string json_path;  // -J
-  bool check = true;      // -z 0 disables the result check
-  bool median = false;    // -S median: the median of per-iteration times instead of their mean
-  double imbalance = 0;   // --imbalance F: the vector collectives' counts spread by +-F (imbalance.h)
-  int split = 1;          // --split N: every collective on N groups at once (rank r in group r % N)
+  std::string algorithm;     // -a: forced through RCC_ALGO
+  std::string json_path;     // -J
+  bool check = true;         // -z 0 disables the result check
+  bool median = false;       // -S median: the median of per-iteration times instead of their mean
+  double imbalance = 0;      // --imbalance F: the vector collectives' counts spread by +-F (imbalance.h)
+  int split = 1;             // --split N: every collective on N groups at once (rank r in group r % N)
+  bool rcc_buffers = false;  // --buffers rcc: the buffers come from rcc_mem_alloc, not aligned_alloc
   bool help = false;
 };
 

@@ -24,6 +24,7 @@
 #include "options.h"
 #include "p2p_modes.h"
 #include "report.h"
+#include "runner_buffers.h"
 
 namespace rccbench {
 namespace {
@@ -367,6 +368,7 @@ int run_main(int argc, char** argv) {
   // -a: the algorithm choice is read from RCC_ALGO, so it is set before the communicator exists.
   const std::string algorithm = algorithm_setting(options);
   if (!algorithm.empty()) setenv("RCC_ALGO", algorithm.c_str(), 1);
+  Buffer::from_rcc() = options.rcc_buffers;
 
   World world;
   rcc_status_t status = rcc_comm_init(&world.comm);
@@ -434,9 +436,10 @@ int run_main(int argc, char** argv) {
                 options.min_bytes, options.max_bytes,
                 options.increment ? static_cast<double>(options.increment) : options.factor,
                 options.increment ? "bytes" : "factor", options.warmup, options.iters, options.check ? 1 : 0);
-    std::printf("#  datatype: %s  op: %s  root: %d  algorithm: %s  imbalance: %g\n", datatype_name(options.datatype),
-                op_name(options.op), options.root, algorithm.empty() ? "auto (cost model)" : algorithm.c_str(),
-                options.imbalance);
+    std::printf("#  datatype: %s  op: %s  root: %d  algorithm: %s  imbalance: %g  buffers: %s\n",
+                datatype_name(options.datatype), op_name(options.op), options.root,
+                algorithm.empty() ? "auto (cost model)" : algorithm.c_str(), options.imbalance,
+                options.rcc_buffers ? "rcc_mem_alloc" : "aligned_alloc");
     if (groups.count > 1) {
       std::string sizes;
       for (int g = 0; g < groups.count; ++g) {
@@ -478,6 +481,7 @@ int run_main(int argc, char** argv) {
                                                                   {"op", op_name(options.op)},
                                                                   {"algorithm", algorithm},
                                                                   {"imbalance", std::to_string(options.imbalance)},
+                                                                  {"buffers", options.rcc_buffers ? "rcc" : "malloc"},
                                                                   {"groups", std::to_string(groups.count)},
                                                                   {"group_ranks", std::to_string(groups.reported_size)},
                                                                   {"completed", completed ? "true" : "false"}};

@@ -8,18 +8,30 @@
 
 namespace rccbench {
 
-// Page-aligned buffer, as applications allocate for RDMA.
+// Page-aligned buffer, as applications allocate for RDMA; from rcc_mem_alloc with --buffers rcc.
 class Buffer {
  public:
   Buffer() = default;
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() { std::free(data_); }
+  ~Buffer() { release(); }
+  // Where every Buffer allocates from: set once, before any allocates.
+  static bool& from_rcc() {
+    static bool rcc = false;
+    return rcc;
+  }
   rcc_status_t reserve(size_t bytes) {
     if (bytes <= capacity_) return RCC_SUCCESS;
-    std::free(data_);
-    capacity_ = 0;
-    data_ = static_cast<unsigned char*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096));
+    release();
+    const size_t whole = (bytes + 4095) / 4096 * 4096;
+    if (from_rcc()) {
+      void* memory = nullptr;
+      const rcc_status_t status = rcc_mem_alloc(whole, &memory);
+      if (status != RCC_SUCCESS) return status;
+      data_ = static_cast<unsigned char*>(memory);
+    } else {
+      data_ = static_cast<unsigned char*>(std::aligned_alloc(4096, whole));
+    }
     if (data_ == nullptr) return RCC_ERR_NO_MEMORY;
     capacity_ = bytes;
     return RCC_SUCCESS;
@@ -27,6 +39,15 @@ class Buffer {
   unsigned char* get() const { return data_; }
 
  private:
+  void release() {
+    if (from_rcc()) {
+      rcc_mem_free(data_);
+    } else {
+      std::free(data_);
+    }
+    data_ = nullptr;
+    capacity_ = 0;
+  }
   unsigned char* data_ = nullptr;
   size_t capacity_ = 0;
 };

@@ -44,6 +44,9 @@ Status shm_reduce_one_step(Context& ctx, const Args& args, bool everyone_receive
 void shm_reduce_in_order(void* out, const uint8_t* const* inputs, int n, size_t count, const Args& args);
 // A per-thread list of at least `ranks` input pointers, reused across calls (no allocation per call).
 std::vector<const uint8_t*>& shm_input_list(int ranks);
+// Allreduce straight between the ranks' buffers when every rank's came from rcc_mem_alloc
+// (shm_shared_buffers.cc); *done false (and nothing written) when some rank's did not. Collective.
+Status shm_allreduce_shared_buffers(Context& ctx, const Args& args, bool* done);
 // Which of the two a reduction of `bytes` per rank on `ranks` ranks uses.
 bool shm_reduce_in_one_step(size_t bytes, int ranks);
 // Allreduce through shared memory: one of the two above, chosen by size, rank count and, for 2

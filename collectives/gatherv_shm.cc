@@ -51,7 +51,7 @@ Status gatherv_shm(Context& ctx, const Args& args) {
     }
   } else {
     RCC_RETURN_IF_ERROR(segment.wait_for(args.root, "gatherv"));
-    rounds = segment.note(args.root);  // stays until the root arrives again, after every rank read it
+    rounds = segment.note(args.root, segment.next_step());  // read before arriving (Segment::set_note)
     if (rounds == kAcross) {
       const BlockAddress block = posted_block_address(segment.slot(args.root, segment.next_step()), call.rank);
       const Status written =

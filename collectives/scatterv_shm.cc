@@ -61,7 +61,7 @@ Status scatterv_shm(Context& ctx, const Args& args) {
       continue;
     }
     RCC_RETURN_IF_ERROR(segment.wait_for(args.root, "scatterv"));
-    if (round == 0) rounds = segment.note(args.root);  // stays until the root arrives again
+    if (round == 0) rounds = segment.note(args.root, segment.next_step());  // read before arriving there
     if (rounds == kAcross) {
       const BlockAddress block = posted_block_address(segment.slot(args.root, step), call.rank);
       const Status read =

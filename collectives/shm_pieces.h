@@ -27,6 +27,14 @@ struct ShmCall {
   uint8_t* const recv;
 };
 
+// Start of portion p of a chunk of `count` elements cut into `parts`, on cache-line boundaries so
+// that two ranks never write the same line (element sizes are 1, 2, 4 or 8 bytes).
+inline size_t shm_portion_begin(size_t count, int p, int parts, size_t element) {
+  const size_t per_line = 64 / element;
+  const size_t lines = (count + per_line - 1) / per_line;
+  return std::min(count, lines * static_cast<size_t>(p) / static_cast<size_t>(parts) * per_line);
+}
+
 // Bytes of the piece each of `parts` blocks gets in one slot: a whole number of elements and, when
 // it can be, of cache lines (so ranks never write the same line).
 inline size_t shm_piece_bytes(size_t slot_bytes, int parts, size_t element) {

@@ -28,6 +28,7 @@
 #include "rcc/detail/datatype.hpp"
 #include "rcc/detail/error.hpp"
 #include "rcc/detail/request.hpp"
+#include "rcc/detail/shared_array.hpp"
 #include "rcc/rcc.h"
 
 namespace rcc {

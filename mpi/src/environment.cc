@@ -158,19 +158,25 @@ extern "C" int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute
   return MPI_SUCCESS;
 }
 
+// Memory from rcc_mem_alloc, which the ranks of a host reach in each other's address space: an
+// MPI_Allreduce over it on every rank moves the data once (what MPI_Alloc_mem is for).
 extern "C" int MPI_Alloc_mem(MPI_Aint size, MPI_Info, void* baseptr) {
   if (int error = check_initialized("MPI_Alloc_mem")) return error;
   if (size < 0) return fail(nullptr, MPI_ERR_ARG, "MPI_Alloc_mem", "size %ld is negative", static_cast<long>(size));
   if (baseptr == nullptr) return fail(nullptr, MPI_ERR_ARG, "MPI_Alloc_mem", "baseptr is NULL");
-  void* memory = std::malloc(size > 0 ? static_cast<size_t>(size) : 1);
-  if (memory == nullptr) {
-    return fail(nullptr, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "could not allocate %ld bytes", static_cast<long>(size));
+  void* memory = nullptr;
+  // Size 0 still gets a distinct pointer, as malloc(0) may give.
+  if (rcc_mem_alloc(size > 0 ? static_cast<size_t>(size) : 1, &memory) != RCC_SUCCESS) {
+    return fail(nullptr, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "could not allocate %ld bytes: %s", static_cast<long>(size),
+                rcc_last_error());
   }
   *static_cast<void**>(baseptr) = memory;
   return MPI_SUCCESS;
 }
 
 extern "C" int MPI_Free_mem(void* base) {
-  std::free(base);
+  if (rcc_mem_free(base) != RCC_SUCCESS) {
+    return fail(nullptr, MPI_ERR_ARG, "MPI_Free_mem", "base %p did not come from MPI_Alloc_mem (or was freed)", base);
+  }
   return MPI_SUCCESS;
 }

@@ -26,10 +26,11 @@ struct SegmentHeader {
 };
 
 // Each rank's step counter in a line of its own (two lines: the adjacent-line prefetcher would
-// otherwise make neighbours share), and the note its next arrival shows the others (set_note).
+// otherwise make neighbours share), and the notes its arrivals show the others (set_note): one for
+// even steps, one for odd ones.
 struct alignas(128) StepControl {
   std::atomic<uint64_t> step;
-  std::atomic<uint64_t> note;
+  std::atomic<uint64_t> note[2];
 };
 
 constexpr size_t kHeaderBytes = 256;

@@ -21,6 +21,7 @@
 #include "shm/cross_memory.h"
 #include "shm/layout.h"
 #include "shm/mapping.h"
+#include "shm/shared_buffers.h"
 #include "shm/stream_copy.h"
 
 namespace rcc::shm {
@@ -47,6 +48,7 @@ struct RankProcess {
   pid_t pid = 0;
   void* probe = nullptr;  // in that process: read, and written back, across
   uint64_t probe_value = 0;
+  int buffer_probe = -1;  // in that process: a memfd holding probe_value (BufferProbe)
 };
 
 // Whether the mapping opened is this communicator's segment (else it is unmapped, and the reason
@@ -81,6 +83,26 @@ size_t cross_memory_bytes(const std::vector<RankProcess>& processes, int rank, i
   return static_cast<size_t>(wanted);
 }
 
+// Whether this rank can map every other rank's rcc_mem_alloc buffers: it takes each one's probe
+// memfd (pidfd_getfd) and finds the probe value in it (else the INFO log says why).
+bool maps_peer_buffers(const std::vector<RankProcess>& processes, int rank) {
+  for (size_t r = 0; r < processes.size(); ++r) {
+    if (static_cast<int>(r) == rank) continue;
+    const RankProcess& other = processes[r];
+    const int error = other.pid == getpid() || other.buffer_probe < 0
+                          ? ESRCH
+                          : probe_peer_buffer(other.pid, other.buffer_probe, other.probe_value);
+    if (error != 0) {
+      RCC_INFO(
+          "shared memory: allreduces over rcc_mem_alloc buffers go through the slots (rank %d cannot map "
+          "rank %zu's, pid %d: %s)",
+          rank, r, static_cast<int>(other.pid), std::strerror(error));
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out) {
@@ -110,9 +132,10 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
   const char my_mode = !valid ? 'x' : mode == "auto" ? 'a' : mode[0];
   std::random_device random;
   const auto probe_word = std::make_unique<uint64_t>((static_cast<uint64_t>(random()) << 32) ^ random());
-  char entry_text[96];
-  std::snprintf(entry_text, sizeof entry_text, "%c %p %llx", my_mode, static_cast<void*>(probe_word.get()),
-                static_cast<unsigned long long>(*probe_word));
+  const BufferProbe buffer_probe(*probe_word);  // and a memfd holding it, for pidfd_getfd
+  char entry_text[128];
+  std::snprintf(entry_text, sizeof entry_text, "%c %p %llx %d", my_mode, static_cast<void*>(probe_word.get()),
+                static_cast<unsigned long long>(*probe_word), buffer_probe.fd());
   std::vector<std::vector<uint8_t>> entries;
   RCC_RETURN_IF_ERROR(exchange.allgather("shm/probe", bootstrap::bytes_of(entry_text), timeout_s, &entries));
   if (!valid) {  // decided before the exchange, reported after it (the others are not left waiting)
@@ -126,10 +149,11 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
     char their_mode = 0;
     void* probe = nullptr;
     unsigned long long probe_value = 0;
-    if (std::sscanf(entry.c_str(), "%c %p %llx", &their_mode, &probe, &probe_value) != 3) {
+    int probe_fd = -1;
+    if (std::sscanf(entry.c_str(), "%c %p %llx %d", &their_mode, &probe, &probe_value, &probe_fd) != 4) {
       return fail(RCC_ERR_BOOTSTRAP, "rank %d sent a malformed shared-memory entry", r);
     }
-    processes[static_cast<size_t>(r)] = RankProcess{hosts.place(r).pid, probe, probe_value};
+    processes[static_cast<size_t>(r)] = RankProcess{hosts.place(r).pid, probe, probe_value, probe_fd};
     std::string why;
     if (their_mode == '0' || their_mode == 'x') {
       why = "rank " + std::to_string(r) + " has RCC_SHM=" + (their_mode == '0' ? "0" : "(invalid)");
@@ -197,28 +221,33 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
   }
 
   const size_t cma_bytes = cross_memory_bytes(processes, rank, cma_setting);
+  const bool maps_buffers = maps_peer_buffers(processes, rank);
 
-  // 3. Everyone mapped it (or says why not), and says from what size it reads across processes;
-  // then the name goes, the mapping stays.
+  // 3. Everyone mapped it (or says why not), and says from what size it reads across processes and
+  // whether it can map the others' rcc_mem_alloc buffers; then the name goes, the mapping stays.
   std::vector<std::vector<uint8_t>> opened;
   RCC_RETURN_IF_ERROR(exchange.allgather(
-      "shm/opened", bootstrap::bytes_of(std::to_string(cma_bytes) + ' ' + (mapping ? "" : "x" + why)), timeout_s,
-      &opened));
+      "shm/opened",
+      bootstrap::bytes_of(std::to_string(cma_bytes) + (maps_buffers ? " 1 " : " 0 ") + (mapping ? "" : "x" + why)),
+      timeout_s, &opened));
   if (!pending.name.empty()) {
     shm_unlink(pending.name.c_str());
     pending.name.clear();
   }
   // Every rank reads across from the largest of their thresholds, or none does if one cannot.
   size_t agreed_cma_bytes = 0;
-  bool cma_refused = false;
+  bool cma_refused = false, all_map_buffers = true;
   for (int r = 0; r < size; ++r) {
     const std::string entry = text_of(opened[static_cast<size_t>(r)]);
     const size_t space = entry.find(' ');
-    if (space == std::string::npos) return fail(RCC_ERR_BOOTSTRAP, "rank %d sent a malformed shared-memory entry", r);
+    if (space == std::string::npos || entry.size() < space + 3 || entry[space + 2] != ' ') {
+      return fail(RCC_ERR_BOOTSTRAP, "rank %d sent a malformed shared-memory entry", r);
+    }
     const size_t theirs = std::strtoull(entry.c_str(), nullptr, 10);
     cma_refused = cma_refused || theirs == 0;
     agreed_cma_bytes = std::max(agreed_cma_bytes, theirs);
-    const std::string failed = entry.substr(space + 1);
+    all_map_buffers = all_map_buffers && entry[space + 1] == '1';
+    const std::string failed = entry.substr(space + 3);
     if (failed.empty()) continue;
     if (required) {
       return fail(RCC_ERR_NO_MEMORY, "RCC_SHM=1, but rank %d could not map the shared segment: %s", r,
@@ -238,7 +267,9 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
       stream_output_setting ? static_cast<size_t>(*stream_output_setting) : default_stream_output_bytes();
   segment->wait_ = setup.wait;
   segment->cma_bytes_ = cma_refused ? 0 : agreed_cma_bytes;
+  segment->shares_buffers_ = all_map_buffers;
   for (const RankProcess& process : processes) segment->pids_.push_back(process.pid);
+  segment->peer_buffers_.set_capacity(2 * static_cast<size_t>(size));  // an allreduce maps 2 per peer
   segment->timeout_s_ = setup.op_timeout_s;
   segment->health_ = setup.health;
   segment->mapping_bytes_ = bytes;
@@ -246,9 +277,10 @@ Status Segment::create(const SegmentSetup& setup, std::unique_ptr<Segment>* out)
   segment->data_ = static_cast<uint8_t*>(mapping) + data_offset(size);
   if (oversubscribed) segment->cells_ = static_cast<uint8_t*>(mapping) + cells_offset(size, slot_bytes);
   pending.mapping = nullptr;  // the segment owns it now
-  RCC_INFO("shared memory: on, %d ranks%s, slots of %zu KiB, cross-memory copies %s", size,
+  RCC_INFO("shared memory: on, %d ranks%s, slots of %zu KiB, cross-memory copies %s, rcc_mem_alloc buffers %s", size,
            oversubscribed ? " (more than cores: waiting ranks yield)" : "", slot_bytes >> 10,
-           segment->cma_bytes_ > 0 ? ("from " + std::to_string(segment->cma_bytes_) + " bytes").c_str() : "off");
+           segment->cma_bytes_ > 0 ? ("from " + std::to_string(segment->cma_bytes_) + " bytes").c_str() : "off",
+           segment->shares_buffers_ ? "shared" : "not shared");
   *out = std::move(segment);
   return RCC_SUCCESS;
 }

@@ -24,6 +24,7 @@
 #include "base/wait.h"
 #include "bootstrap/exchange.h"
 #include "bootstrap/hosts.h"
+#include "shm/shared_buffers.h"
 
 namespace rcc::shm {
 
@@ -80,6 +81,17 @@ class Segment {
   // address is bad) fails this and every later shared-memory collective, like a failed step.
   Status read_from(int owner, const void* remote, void* local, size_t bytes, const char* what);
   Status write_to(int owner, const void* local, void* remote, size_t bytes, const char* what);
+  // Whether the ranks can map each other's rcc_mem_alloc buffers (shared_buffers.h): every rank
+  // took every other's probe memfd at set-up (pidfd_getfd: the ptrace permission, Linux 5.6, and
+  // no seccomp filter against it). The same answer on every rank.
+  bool shares_buffers() const { return shares_buffers_; }
+  // Whether the last allreduce that looked found every rank's buffers shared (shm_reduce.cc): every
+  // rank sets it from the same notes, so the next one tries the shared form on all ranks or none.
+  bool buffers_were_shared() const { return buffers_were_shared_; }
+  void remember_buffers_shared(bool shared) { buffers_were_shared_ = shared; }
+  // The address in this process of `place` in `owner`'s memory. A failure fails this and every later
+  // shared-memory collective, like a failed cross copy.
+  Status map_buffer(int owner, const SharedPlace& place, uint8_t** buffer, const char* what);
   // The step this rank arrives at next; write into slot(rank(), next_step()) before arriving, and
   // only after begin() (which makes sure no rank still reads what that slot held two steps ago).
   uint64_t next_step() const { return step_ + 1; }
@@ -122,13 +134,15 @@ class Segment {
   Status wait_others_then_publish(const char* what);
   // A word for the others that this rank's next arrival shows them (a choice every rank must make
   // alike, such as whether all of them reduce in place, or a count only one rank knows): set it
-  // after begin() and before arriving at step s; note(owner) is then what owner set. A reader
-  // reads it after seeing owner arrive at s and, after a one-sided wait (wait_for), before it
-  // arrives at s itself; after a full step(), before it arrives at s + 1, and then owner sets no
-  // note before step s + 2. Since begin() waits for every rank to reach owner's last step, no note
-  // is overwritten before every rank read it, even when a one-sided collective returns at once.
+  // after begin() and before arriving at step s; note(owner, s) is then what owner set. A reader
+  // reads it after seeing owner arrive at s: after a one-sided wait (wait_for), before it arrives
+  // at s itself; after a full step(), before it arrives at s + 1. Notes for even and odd steps are
+  // kept apart, so owner writes this one again only for step s + 2, after a begin() that waited for
+  // every rank to reach s + 1: no note is overwritten before every rank read it, even when a
+  // collective returns right after the step that showed it (a one-step allreduce of one chunk) or
+  // without waiting at all (a one-sided collective's root).
   void set_note(uint64_t value);
-  uint64_t note(int owner) const;
+  uint64_t note(int owner, uint64_t step) const;
 
  private:
   Segment() = default;
@@ -153,6 +167,7 @@ class Segment {
   size_t stream_bytes_ = 0;         // 0: never stream
   size_t stream_output_bytes_ = 0;  // 0: never stream
   size_t cma_bytes_ = 0;            // 0: never copy across processes
+  bool shares_buffers_ = false;     // the ranks can map each other's rcc_mem_alloc buffers
   std::vector<pid_t> pids_;         // by rank
   uint64_t step_ = 0;
   uint64_t all_reached_ = 0;  // every rank is known to have arrived at this step
@@ -163,6 +178,8 @@ class Segment {
   size_t mapping_bytes_ = 0;
   uint8_t* data_ = nullptr;
   uint8_t* cells_ = nullptr;
+  PeerBuffers peer_buffers_;  // the peers' rcc_mem_alloc buffers mapped here
+  bool buffers_were_shared_ = false;
 };
 
 }  // namespace rcc::shm

@@ -53,10 +53,14 @@ void Segment::publish() {
   if (header_->sleepers.load(std::memory_order_seq_cst) != 0) wake_sleepers();
 }
 
-void Segment::set_note(uint64_t value) { control(rank_)->note.store(value, std::memory_order_relaxed); }
+void Segment::set_note(uint64_t value) {
+  control(rank_)->note[next_step() & 1].store(value, std::memory_order_relaxed);
+}
 
 // Relaxed: the acquiring load of owner's step that ended the wait made its note visible.
-uint64_t Segment::note(int owner) const { return control(owner)->note.load(std::memory_order_relaxed); }
+uint64_t Segment::note(int owner, uint64_t step) const {
+  return control(owner)->note[step & 1].load(std::memory_order_relaxed);
+}
 
 Status Segment::step(const char* what) {
   publish();
@@ -125,6 +129,16 @@ Status Segment::read_from(int owner, const void* remote, void* local, size_t byt
 Status Segment::write_to(int owner, const void* local, void* remote, size_t bytes, const char* what) {
   const int error = write_across(pids_[static_cast<size_t>(owner)], local, remote, bytes);
   return error == 0 ? RCC_SUCCESS : cross_copy_failed(error, "write", owner, remote, bytes, what);
+}
+
+Status Segment::map_buffer(int owner, const SharedPlace& place, uint8_t** buffer, const char* what) {
+  const int error = peer_buffers_.map(pids_[static_cast<size_t>(owner)], place, buffer);
+  if (error == 0) return RCC_SUCCESS;
+  return give_up(fail(error == ESRCH ? RCC_ERR_PEER_FAILED : RCC_ERR_INTERNAL,
+                      "%s: rank %d could not map the rcc_mem_alloc buffer of rank %d (pid %d, %llu bytes): %s%s", what,
+                      rank_, owner, static_cast<int>(pids_[static_cast<size_t>(owner)]),
+                      static_cast<unsigned long long>(place.bytes), std::strerror(error),
+                      error == ESRCH ? " (it exited)" : " (though the same mapping worked at set-up)"));
 }
 
 Status Segment::cross_copy_failed(int error, const char* verb, int owner, const void* remote, size_t bytes,

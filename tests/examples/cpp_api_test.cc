@@ -154,6 +154,38 @@ TEST(CppApi, InPlaceAllreduce) {
   for (float v : average) EXPECT_EQ(v, static_cast<float>(n - 1));
 }
 
+// SharedArray: rcc_mem_alloc memory as a range. Sizes from one element to past the size from which
+// an allreduce moves straight between such buffers, out of place and in place, called twice (the
+// first call finds every rank's buffers shared, the second moves between them).
+TEST(CppApi, SharedArrayAllreduce) {
+  const int n = world().size(), r = world().rank();
+  for (std::size_t size : {std::size_t{1}, std::size_t{4097}, std::size_t{300001}}) {
+    rcc::SharedArray<float> in(size), out(size);
+    ASSERT_EQ(in.size(), size);
+    for (int call = 0; call < 2; ++call) {
+      for (std::size_t i = 0; i < size; ++i) in[i] = static_cast<float>((i + static_cast<std::size_t>(r + call)) % 61);
+      world().allreduce(in, out, rcc::Op::Sum);
+      for (std::size_t i = 0; i < size; ++i) {
+        float expected = 0;
+        for (int q = 0; q < n; ++q) expected += static_cast<float>((i + static_cast<std::size_t>(q + call)) % 61);
+        ASSERT_EQ(out[i], expected) << "size " << size << " element " << i;
+      }
+      world().allreduce(out, rcc::Op::Sum);  // in place: every rank holds the same sums, so n times them
+      for (std::size_t i = 0; i < size; ++i) {
+        float expected = 0;
+        for (int q = 0; q < n; ++q) expected += static_cast<float>((i + static_cast<std::size_t>(q + call)) % 61);
+        ASSERT_EQ(out[i], expected * static_cast<float>(n)) << "in place, size " << size << " element " << i;
+      }
+    }
+  }
+  rcc::SharedArray<double> moved(8);
+  moved[7] = 2.5;
+  rcc::SharedArray<double> owner = std::move(moved);
+  EXPECT_TRUE(moved.empty());
+  EXPECT_EQ(owner[7], 2.5);
+  EXPECT_THROW(rcc::SharedArray<double>(std::numeric_limits<std::size_t>::max() / 4), rcc::Error);
+}
+
 TEST(CppApi, BitwiseOps) {
   const int n = world().size(), r = world().rank();
   std::vector<std::uint32_t> bits(4, 1u << r);

@@ -104,6 +104,16 @@ static void test_tag_ub_and_mem(void) {
       fail("Alloc_mem buffers: element %d is %d", i, b[i]);
       break;
     }
+  /* An allreduce over it on every rank (twice: the second moves straight between the buffers). */
+  for (int call = 0; call < 2; call++) {
+    for (int i = 0; i < n; i++) a[i] = rank + i % 7 + call;
+    MPI_Allreduce(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++)
+      if (b[i] != size * (i % 7 + call) + size * (size - 1) / 2) {
+        fail("Allreduce over Alloc_mem buffers (call %d): element %d is %d", call, i, b[i]);
+        break;
+      }
+  }
   CHECK(MPI_Free_mem(a) == MPI_SUCCESS && MPI_Free_mem(b) == MPI_SUCCESS, "Free_mem failed");
 }
 
