@@ -38,6 +38,14 @@ struct Control {
   double seconds[2][kBatches];
 };
 
+inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 // Both processes arrive at the next step, each waiting for the other.
 class Steps {
  public:
@@ -45,9 +53,7 @@ class Steps {
   void step() {
     ++step_;
     control_->arrived[rank_].value.store(step_, std::memory_order_release);
-    while (control_->arrived[1 - rank_].value.load(std::memory_order_acquire) < step_) {
-      __builtin_ia32_pause();
-    }
+    while (control_->arrived[1 - rank_].value.load(std::memory_order_acquire) < step_) relax();
   }
 
  private:

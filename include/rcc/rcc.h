@@ -118,12 +118,13 @@ size_t rcc_datatype_size(rcc_datatype_t datatype); /* 0 for an invalid datatype 
  * *memory gets `bytes` (page-aligned; NULL when bytes is 0) that any thread may use like malloc'd
  * memory. An allreduce of 16 KiB or more through shared memory whose buffers on every rank lie in
  * such allocations moves the data straight between them, one copy instead of two (where the ranks
- * may take each other's file descriptors: pidfd_getfd, checked at set-up). Buffers anywhere else
- * work as before. Each allocation of 16 KiB or more is a memory file of its own (one file
- * descriptor; when they run out, later ones come from the heap, unshared), mapped shared: a child
- * made by fork() writes into the parent's. A peer that mapped an allocation keeps its pages until
- * its communicator is destroyed or newer ones pushed it out (it keeps the last 16, or 2 per rank
- * if more). */
+ * may take each other's file descriptors: pidfd_getfd, checked at set-up), from the second such
+ * allreduce on (the first tells the ranks that every rank's buffers are shared). Buffers anywhere
+ * else work as before. Each allocation of 16 KiB or more is a memory file of its own (one file
+ * descriptor, up to half of RLIMIT_NOFILE; beyond, and where memfd_create fails, they come from the
+ * heap, unshared), mapped shared: a child made by fork() writes into the parent's. A peer that
+ * mapped an allocation keeps its pages until its communicator is destroyed or newer ones pushed it
+ * out (it keeps the last 16, or 2 per rank if more). */
 rcc_status_t rcc_mem_alloc(size_t bytes, void** memory);
 /* Frees what rcc_mem_alloc returned; NULL is ignored; anything else is RCC_ERR_INVALID_ARGUMENT. */
 rcc_status_t rcc_mem_free(void* memory);

@@ -1,6 +1,7 @@
 #include "shm/shared_buffers.h"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "base/log.h"
 
@@ -40,7 +42,8 @@ struct Allocations {
   std::mutex mutex;
   std::map<const uint8_t*, Allocation> by_start;
   uint64_t next_serial = 1;
-  bool told_out_of_files = false;
+  size_t memory_files = 0;  // allocations that hold a memfd
+  bool told_heap = false;   // logged once why an allocation came from the heap
 };
 
 Allocations& allocations() {
@@ -86,21 +89,27 @@ Status allocate_shared(size_t bytes, void** out) {
   Allocations& all = allocations();
   Allocation allocation{-1, 0, 0, mapped};
   void* memory = nullptr;
-  int error = 0;
   if (bytes >= kSharedFromBytes) {
-    memory = map_new_memfd(mapped, &allocation.fd, &allocation.inode, &error);
-    // Out of file descriptors: heap memory still serves, only not shared.
-    if (memory == nullptr && (error == EMFILE || error == ENFILE)) {
+    // At most half the process's file descriptors: sockets, and the descriptors rcc itself opens
+    // while it maps a peer's buffer, must not run out because of them.
+    rlimit files{};
+    const size_t budget = getrlimit(RLIMIT_NOFILE, &files) == 0 ? static_cast<size_t>(files.rlim_cur / 2) : 512;
+    std::string why;
+    {
       std::lock_guard<std::mutex> lock(all.mutex);
-      if (!all.told_out_of_files) {
-        RCC_INFO(
-            "rcc_mem_alloc: no file descriptor left for a shared buffer (%s): later allocations may come "
-            "from the heap, and allreduces over them go through the slots",
-            std::strerror(error));
-        all.told_out_of_files = true;
-      }
-    } else if (memory == nullptr) {
-      return fail(RCC_ERR_NO_MEMORY, "rcc_mem_alloc: %zu bytes: %s", bytes, std::strerror(error));
+      if (all.memory_files >= budget) why = "half the file descriptors (RLIMIT_NOFILE) hold shared buffers already";
+    }
+    int error = 0;
+    if (why.empty()) memory = map_new_memfd(mapped, &allocation.fd, &allocation.inode, &error);
+    if (why.empty() && memory == nullptr) why = std::string("memfd: ") + std::strerror(error);
+    // Heap memory still serves, only not shared.
+    std::lock_guard<std::mutex> lock(all.mutex);
+    if (memory == nullptr && !all.told_heap) {
+      RCC_INFO(
+          "rcc_mem_alloc: %zu bytes from the heap, not shared with the other ranks (%s); allreduces over "
+          "such buffers go through the slots",
+          bytes, why.c_str());
+      all.told_heap = true;
     }
   }
   if (memory == nullptr) {
@@ -110,6 +119,7 @@ Status allocate_shared(size_t bytes, void** out) {
   {
     std::lock_guard<std::mutex> lock(all.mutex);
     allocation.serial = all.next_serial++;
+    if (allocation.fd >= 0) ++all.memory_files;
     all.by_start[static_cast<const uint8_t*>(memory)] = allocation;
   }
   *out = memory;
@@ -129,6 +139,7 @@ Status free_shared(void* memory) {
     }
     allocation = found->second;
     all.by_start.erase(found);
+    if (allocation.fd >= 0) --all.memory_files;
   }
   if (allocation.fd < 0) {
     std::free(memory);

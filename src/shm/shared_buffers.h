@@ -1,6 +1,7 @@
 // Buffers the ranks of one host can read and write in each other's memory (rcc_mem_alloc): each
-// allocation of kSharedFromBytes or more is its own memfd, mapped here and, when a collective needs
-// it, in a peer, which takes the file from this process with pidfd_getfd (the ptrace permission,
+// allocation of kSharedFromBytes or more is its own memfd (while they hold at most half the
+// process's file descriptors; else, and when memfd_create fails, it comes from the heap), mapped here and, when a
+// collective needs it, in a peer, which takes the file from this process with pidfd_getfd (the ptrace permission,
 // probed at set-up with a BufferProbe). A collective over such buffers moves the data once,
 // straight between the ranks' buffers, where private buffers take a copy into the shared slots and
 // one out of them (docs/shared-memory.md).
@@ -55,8 +56,9 @@ class BufferProbe {
 int probe_peer_buffer(pid_t pid, int fd, uint64_t value);
 
 // The peers' allocations this process has mapped, by (pid, serial). Mappings of allocations their
-// owner freed are unmapped only when they fall out of the cache (least recently used first, once
-// it holds more than its capacity) or when the cache is destroyed: until then they keep their pages.
+// owner freed are unmapped only when they fall out of the cache (the least recently used one goes
+// when a new one comes to a full cache) or when the cache is destroyed: until then they keep their
+// pages.
 class PeerBuffers {
  public:
   static constexpr size_t kCapacity = 16;

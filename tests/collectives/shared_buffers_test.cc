@@ -2,9 +2,11 @@
 // other's memory (collectives/shm_shared_buffers.cc): every datatype and op against the exact
 // reference, in place and out of place, on every rank or only some (the slots' forms then), buffers
 // at odd offsets inside their allocations; and rcc_mem_alloc's and rcc_mem_free's bad input.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -118,6 +120,40 @@ TEST(SharedBuffers, AllocateAndFreeCheckTheirArguments) {
   EXPECT_EQ(rcc_mem_free(static_cast<uint8_t*>(memory) + 64), RCC_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(rcc_mem_free(memory), RCC_SUCCESS);
   EXPECT_EQ(rcc_mem_free(memory), RCC_ERR_INVALID_ARGUMENT);
+}
+
+// Allocations of 16 KiB or more hold a file descriptor each, up to half of RLIMIT_NOFILE; beyond,
+// they come from the heap and still work (an allreduce over them goes through the slots).
+TEST(SharedBuffers, HeapBeyondHalfTheDescriptors) {
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  int open_now = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    (void)entry;
+    ++open_now;
+  }
+  rlimit low = saved;
+  low.rlim_cur = static_cast<rlim_t>(open_now + 40);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<void*> memory(40, nullptr);
+  for (void*& one : memory) EXPECT_EQ(rcc_mem_alloc(16 << 10, &one), RCC_SUCCESS) << rcc_last_error();
+  size_t files = 0;  // how many of them are memfds
+  for (void* one : memory) {
+    uint64_t inode = 0;
+    shared_inodes(one, &inode);
+    files += inode != 0 ? 1 : 0;
+  }
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_LE(files, static_cast<size_t>(open_now + 40) / 2) << "more memfds than half the descriptors";
+  EXPECT_GE(files, 1u) << "none of the allocations is shared";
+  for (void* one : memory) {
+    ASSERT_NE(one, nullptr);
+    std::memset(one, 0x3c, 16 << 10);  // every one usable
+    EXPECT_EQ(rcc_mem_free(one), RCC_SUCCESS) << rcc_last_error();
+  }
+  const size_t count = (size_t{64} << 10) / 4;  // an allreduce still works afterwards
+  Buffers buffers(count * 4, 0, true);
+  run_checked(RCC_INT32, RCC_SUM, count, buffers.send, buffers.recv, false, 2, "after the limit");
 }
 
 // Each case twice: the first call finds every rank's buffers shared (through the slots, which tell

@@ -2,6 +2,7 @@
 // argument checks of the C++ layer, Request and Communicator ownership, split and dup, and (at
 // compile time) which types and buffers the calls accept. Every call goes through rcc.hpp, on a
 // dup of the test program's communicator (ranktest::comm() itself stays the harness's).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <numeric>
@@ -154,14 +155,15 @@ TEST(CppApi, InPlaceAllreduce) {
   for (float v : average) EXPECT_EQ(v, static_cast<float>(n - 1));
 }
 
-// SharedArray: rcc_mem_alloc memory as a range. Sizes from one element to past the size from which
-// an allreduce moves straight between such buffers, out of place and in place, called twice (the
-// first call finds every rank's buffers shared, the second moves between them).
+// SharedArray: rcc_mem_alloc memory as a range, zeroed like a vector. Sizes from one element to
+// past the size from which an allreduce may move straight between such buffers (the second call
+// over them; tests/collectives checks that it does), out of place and in place.
 TEST(CppApi, SharedArrayAllreduce) {
   const int n = world().size(), r = world().rank();
   for (std::size_t size : {std::size_t{1}, std::size_t{4097}, std::size_t{300001}}) {
     rcc::SharedArray<float> in(size), out(size);
     ASSERT_EQ(in.size(), size);
+    ASSERT_TRUE(std::all_of(out.begin(), out.end(), [](float v) { return v == 0.0f; }));
     for (int call = 0; call < 2; ++call) {
       for (std::size_t i = 0; i < size; ++i) in[i] = static_cast<float>((i + static_cast<std::size_t>(r + call)) % 61);
       world().allreduce(in, out, rcc::Op::Sum);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -27,6 +28,7 @@ class SharedArray {
     }
     void* memory = nullptr;
     detail::check(rcc_mem_alloc(size * sizeof(T), &memory));
+    if (memory != nullptr) std::memset(memory, 0, size * sizeof(T));  // as std::vector<T>(size) holds
     data_ = static_cast<T*>(memory);
     size_ = size;
   }

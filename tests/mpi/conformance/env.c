@@ -104,7 +104,8 @@ static void test_tag_ub_and_mem(void) {
       fail("Alloc_mem buffers: element %d is %d", i, b[i]);
       break;
     }
-  /* An allreduce over it on every rank (twice: the second moves straight between the buffers). */
+  /* An allreduce over it on every rank, twice (the second may take the form that moves straight between
+     such buffers; tests/collectives checks that it does). */
   for (int call = 0; call < 2; call++) {
     for (int i = 0; i < n; i++) a[i] = rank + i % 7 + call;
     MPI_Allreduce(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
