@@ -31,7 +31,7 @@ struct PostedBuffers {
 constexpr size_t kDirectBlockBytes = 128 * 1024;
 // In place on a rank whose input the kernel reads after writing its first result (rank >= 2): a
 // block goes through a private buffer, all of it read before any of it is written.
-constexpr size_t kStagingBytes = 32 * 1024;
+constexpr size_t kPrivateBlockBytes = 32 * 1024;
 
 }  // namespace
 
@@ -41,7 +41,7 @@ Status shm_allreduce_shared_buffers(Context& ctx, const Args& args, bool* done) 
   const int n = call.ranks, rank = call.rank;
   const size_t element = call.element, bytes = args.count * element;
   uint8_t* staging = nullptr;  // before the first step: failing later would leave the others waiting
-  RCC_RETURN_IF_ERROR(scratch(3, kStagingBytes, &staging));
+  RCC_RETURN_IF_ERROR(scratch(3, kPrivateBlockBytes, &staging));
   // Per call, not per block: this form runs only for large buffers.
   std::vector<const uint8_t*> inputs(static_cast<size_t>(n)), block_inputs(static_cast<size_t>(n));
   std::vector<uint8_t*> outputs(static_cast<size_t>(n));
@@ -78,7 +78,7 @@ Status shm_allreduce_shared_buffers(Context& ctx, const Args& args, bool* done) 
   // unless this rank works in place and its input is not among the first two the kernel reads (its
   // output would overwrite it before the kernel reads it), where the block goes through `staging`.
   const bool direct = call.send != call.recv || rank < 2;
-  const size_t per_block = (direct ? kDirectBlockBytes : kStagingBytes) / element;
+  const size_t per_block = (direct ? kDirectBlockBytes : kPrivateBlockBytes) / element;
   for (size_t first = begin; first < end; first += per_block) {
     const size_t length = std::min(per_block, end - first);
     for (int q = 0; q < n; ++q) block_inputs[static_cast<size_t>(q)] = inputs[static_cast<size_t>(q)] + first * element;
