@@ -70,8 +70,9 @@ constexpr size_t kStagingBytes = 32 * 1024;
 constexpr size_t kSplitUnlessInPlaceBytes = size_t{8} << 20;
 
 // From this size an allreduce whose buffers on every rank came from rcc_mem_alloc moves the data
-// straight between them (shm_shared_buffers.cc). Measured (2 ranks, paired): 16 KiB 1.7 against
-// 2.4 us through the slots, 256 KiB 5.7 against 23; at 8 KiB about equal.
+// straight between them (shm_shared_buffers.cc). Measured (2 ranks, the same buffers, paired): 16 KiB
+// 1.7 against 2.4 us through the slots, 256 KiB 5.7 against 23, at 8 KiB about equal; in a faster
+// hour (docs/perf/shared-buffers-2026-12-06) 16 KiB 0.6 against 0.8 us, 256 KiB 4.0-4.2 against 11-14.
 constexpr size_t kSharedBuffersFromBytes = shm::kSharedFromBytes;  // smaller allocations are not shared
 
 // The AND of every rank's note for `step`, read after the step (notes in shm_allreduce).
