@@ -69,11 +69,10 @@ constexpr size_t kStagingBytes = 32 * 1024;
 // where both ranks' inputs and outputs (4n) no longer fit a 32 MiB last-level cache.
 constexpr size_t kSplitUnlessInPlaceBytes = size_t{8} << 20;
 
-// From this size an allreduce whose buffers on every rank came from rcc_mem_alloc moves the data
-// straight between them (shm_shared_buffers.cc). Measured (2 ranks, the same buffers, paired): 16 KiB
-// 1.7 against 2.4 us through the slots, 256 KiB 5.7 against 23, at 8 KiB about equal; in a faster
-// hour (docs/perf/shared-buffers-2026-12-06) 16 KiB 0.6 against 0.8 us, 256 KiB 4.0-4.2 against 11-14.
-constexpr size_t kSharedBuffersFromBytes = shm::kSharedFromBytes;  // smaller allocations are not shared
+// From shm::kSharedFromBytes (smaller allocations are not shared) an allreduce whose buffers on
+// every rank came from rcc_mem_alloc moves the data straight between them (shm_shared_buffers.cc). Measured (2 ranks,
+// the same buffers, paired): 16 KiB 1.7 against 2.4 us through the slots, 256 KiB 5.7 against 23, at 8 KiB about equal;
+// in a faster hour (docs/perf/shared-buffers-2026-12-06) 16 KiB 0.6 against 0.8 us, 256 KiB 4.0-4.2 against 11-14.
 
 // The AND of every rank's note for `step`, read after the step (notes in shm_allreduce).
 uint64_t agreed_notes(const shm::Segment& segment, uint64_t step) {
@@ -241,7 +240,7 @@ Status shm_allreduce(Context& ctx, const Args& args) {
   shm::Segment& segment = ctx.shm();
   // Buffers from rcc_mem_alloc: straight between them when the last allreduce that could showed
   // every rank's to be such (notes below), so that ranks with private buffers pay no step more.
-  const bool may_share = bytes >= kSharedBuffersFromBytes && ctx.size() > 1 && segment.shares_buffers();
+  const bool may_share = bytes >= shm::kSharedFromBytes && ctx.size() > 1 && segment.shares_buffers();
   if (may_share && segment.buffers_were_shared()) {
     bool done = false;
     RCC_RETURN_IF_ERROR(shm_allreduce_shared_buffers(ctx, args, &done));

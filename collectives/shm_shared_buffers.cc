@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/fast_tls.h"
 #include "collectives/algorithms.h"
 #include "collectives/shm_pieces.h"
 #include "shm/shared_buffers.h"
@@ -33,6 +34,18 @@ constexpr size_t kDirectBlockBytes = 128 * 1024;
 // block goes through a private buffer, all of it read before any of it is written.
 constexpr size_t kPrivateBlockBytes = 32 * 1024;
 
+// Where this call reads and writes, per rank; kept per thread so that no call allocates.
+struct CallBuffers {
+  std::vector<const uint8_t*> inputs;
+  std::vector<uint8_t*> outputs;
+};
+CallBuffers& call_buffers(int ranks) {
+  RCC_FAST_TLS thread_local CallBuffers buffers;
+  buffers.inputs.resize(static_cast<size_t>(ranks));
+  buffers.outputs.resize(static_cast<size_t>(ranks));
+  return buffers;
+}
+
 }  // namespace
 
 Status shm_allreduce_shared_buffers(Context& ctx, const Args& args, bool* done) {
@@ -42,10 +55,10 @@ Status shm_allreduce_shared_buffers(Context& ctx, const Args& args, bool* done) 
   const size_t element = call.element, bytes = args.count * element;
   uint8_t* staging = nullptr;  // before the first step: failing later would leave the others waiting
   RCC_RETURN_IF_ERROR(scratch(3, kPrivateBlockBytes, &staging));
-  // Per call, not per block: this form runs only for large buffers.
-  std::vector<const uint8_t*> inputs(static_cast<size_t>(n)), block_inputs(static_cast<size_t>(n));
-  std::vector<uint8_t*> outputs(static_cast<size_t>(n));
-  std::vector<PostedBuffers> posted(static_cast<size_t>(n));
+  CallBuffers& mapped = call_buffers(n);
+  std::vector<const uint8_t*>& inputs = mapped.inputs;
+  std::vector<uint8_t*>& outputs = mapped.outputs;
+  const uint8_t** block_inputs = shm_input_list(n).data();
 
   RCC_RETURN_IF_ERROR(segment.begin("allreduce"));
   const uint64_t step = segment.next_step();
@@ -53,24 +66,30 @@ Status shm_allreduce_shared_buffers(Context& ctx, const Args& args, bool* done) 
   mine.shared = shm::find_shared(args.sendbuf, bytes, &mine.send) && shm::find_shared(args.recvbuf, bytes, &mine.recv);
   std::memcpy(segment.slot(rank, step), &mine, sizeof mine);
   RCC_RETURN_IF_ERROR(segment.step("allreduce"));
+  // What each rank posted stays in its slot for `step` until every rank arrived at step + 1.
+  const auto posted_by = [&](int q) {
+    PostedBuffers theirs;
+    std::memcpy(&theirs, segment.slot(q, step), sizeof theirs);
+    return theirs;
+  };
   for (int q = 0; q < n; ++q) {
-    std::memcpy(&posted[static_cast<size_t>(q)], segment.slot(q, step), sizeof(PostedBuffers));
-    if (posted[static_cast<size_t>(q)].shared != 1) {
+    if (posted_by(q).shared != 1) {
       *done = false;  // some rank's buffers are private: the slots' forms run, every rank alike
       return RCC_SUCCESS;
     }
   }
   for (int q = 0; q < n; ++q) {
+    const size_t at = static_cast<size_t>(q);
     if (q == rank) {
-      inputs[static_cast<size_t>(q)] = call.send;
-      outputs[static_cast<size_t>(q)] = call.recv;
+      inputs[at] = call.send;
+      outputs[at] = call.recv;
       continue;
     }
+    const PostedBuffers theirs = posted_by(q);
     uint8_t* input = nullptr;
-    RCC_RETURN_IF_ERROR(segment.map_buffer(q, posted[static_cast<size_t>(q)].send, &input, "allreduce"));
-    inputs[static_cast<size_t>(q)] = input;
-    RCC_RETURN_IF_ERROR(
-        segment.map_buffer(q, posted[static_cast<size_t>(q)].recv, &outputs[static_cast<size_t>(q)], "allreduce"));
+    RCC_RETURN_IF_ERROR(segment.map_buffer(q, theirs.send, &input, "allreduce"));
+    inputs[at] = input;
+    RCC_RETURN_IF_ERROR(segment.map_buffer(q, theirs.recv, &outputs[at], "allreduce"));
   }
   const size_t begin = shm_portion_begin(args.count, rank, n, element);
   const size_t end = shm_portion_begin(args.count, rank + 1, n, element);
@@ -83,7 +102,7 @@ Status shm_allreduce_shared_buffers(Context& ctx, const Args& args, bool* done) 
     const size_t length = std::min(per_block, end - first);
     for (int q = 0; q < n; ++q) block_inputs[static_cast<size_t>(q)] = inputs[static_cast<size_t>(q)] + first * element;
     uint8_t* const result = direct ? call.recv + first * element : staging;
-    shm_reduce_in_order(result, block_inputs.data(), n, length, args);
+    shm_reduce_in_order(result, block_inputs, n, length, args);
     for (int q = 0; q < n; ++q) {
       uint8_t* const to = outputs[static_cast<size_t>(q)] + first * element;
       if (to != result) std::memcpy(to, result, length * element);

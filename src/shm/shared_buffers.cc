@@ -75,6 +75,16 @@ void* map_new_memfd(size_t bytes, int* fd, uint64_t* inode, int* error) {
   return memory;
 }
 
+// Takes descriptor `fd` of process `pid` into this one (*taken); 0 or the errno.
+int take_descriptor(pid_t pid, int fd, int* taken) {
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return errno;
+  *taken = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
+  const int error = errno;
+  close(pidfd);
+  return *taken < 0 ? error : 0;
+}
+
 }  // namespace
 
 Status allocate_shared(size_t bytes, void** out) {
@@ -182,12 +192,8 @@ BufferProbe::~BufferProbe() {
 }
 
 int probe_peer_buffer(pid_t pid, int fd, uint64_t value) {
-  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd < 0) return errno;
-  const int taken = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
-  const int error = errno;
-  close(pidfd);
-  if (taken < 0) return error;
+  int taken = -1;
+  if (const int error = take_descriptor(pid, fd, &taken)) return error;
   uint64_t found = 0;
   const bool same = pread(taken, &found, sizeof found, 0) == static_cast<ssize_t>(sizeof found) && found == value;
   close(taken);
@@ -209,12 +215,8 @@ int PeerBuffers::map(pid_t pid, const SharedPlace& place, uint8_t** buffer) {
       return 0;
     }
   }
-  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd < 0) return errno;
-  const int fd = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, place.fd, 0));
-  const int got_error = errno;
-  close(pidfd);
-  if (fd < 0) return got_error;
+  int fd = -1;
+  if (const int error = take_descriptor(pid, place.fd, &fd)) return error;
   // The file taken must be the allocation posted (same inode and size), not whatever the number
   // names in the owner by now.
   struct stat info {};

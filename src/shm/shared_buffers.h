@@ -23,8 +23,7 @@ constexpr size_t kSharedFromBytes = 16 * 1024;
 
 // Where a buffer lies inside an allocation, in the terms a peer needs to map it.
 struct SharedPlace {
-  int32_t fd = -1;  // the allocation's memfd, in the owner's file table
-  uint32_t unused = 0;
+  int32_t fd = -1;      // the allocation's memfd, in the owner's file table
   uint64_t serial = 0;  // never reused within a process (fd numbers are)
   uint64_t inode = 0;   // of the memfd: what a peer checks the file it took against
   uint64_t bytes = 0;   // the allocation's size
