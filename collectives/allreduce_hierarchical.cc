@@ -21,11 +21,11 @@ namespace {
 
 // Pipelined: from one piece, on at most this many hosts (each channel sends a message to every
 // other host per piece), in at most this many pieces (two tags per piece). Pieces are half the
-// broadcast's: at 2 x 2 and 2 x 4 ranks over 10 Gbit/s, 512 KiB pieces took 21-25 ms for 16 MiB and
+// broadcast's: at 2 x 2 and 2 x 4 ranks over 10 Gbit/s, 512 KiB pieces take 21-25 ms for 16 MiB and
 // 1 MiB pieces 25-29 ms (the exchange's parts of 32-64 KiB go eagerly; the pipeline fills sooner).
-// 512 KiB itself (two pieces of 256 KiB) went flat through the cross level before, whose messages
-// of 128-256 KiB take a rendezvous: four paired runs, 2 x 2 and 2 x 4, 565-990 -> 491-832 us in
-// three (one 769 -> 832); 256 KiB (one piece) gained nothing, so it stays as it was.
+// 512 KiB itself goes in pieces too (two of 256 KiB at 2 x 2): whole, its cross-level messages of
+// 128-256 KiB would each take a rendezvous, and in pieces it mostly runs about 15 % faster. 256 KiB
+// (one piece) gains nothing from the pipeline, so it goes whole.
 constexpr size_t kAllreducePieceBytes = size_t{512} << 10;
 constexpr int kPipelinedHosts = 8;
 constexpr size_t kMostPieces = 32768;
@@ -35,9 +35,8 @@ bool is_pipelined(size_t bytes, int hosts) { return hosts <= kPipelinedHosts && 
 // Smaller pieces below 4 MiB, for at least kFewestPieces of them: the pipeline runs two pieces
 // behind, so a call of a few pieces spends much of its time filling and draining it. But not below parts
 // of kSmallestPartBytes: a small message between hosts costs its sender nearly as much as a larger one (at
-// 2 x 4, 1 MiB in pieces of 128 KiB, parts of 16 KiB, took 2.7-3.3 ms against 1.5-2.1). Paired runs,
-// 2 x 2 over 10 Gbit/s: 2 MiB 2.85-3.18 -> 2.59-2.98 ms (pieces of 256 KiB), 1 MiB 1.17-1.89 ->
-// 1.10-1.30 ms (256 KiB: four pieces against two).
+// 2 x 4, 1 MiB in pieces of 128 KiB, parts of 16 KiB, takes 2.7-3.3 ms against 1.5-2.1). At 2 x 2
+// over 10 Gbit/s, pieces of 256 KiB make 1 and 2 MiB 7-20 % faster than pieces of 512 KiB.
 constexpr size_t kFewestPieces = 8;
 constexpr size_t kSmallestPartBytes = size_t{64} << 10;
 size_t piece_bytes(size_t bytes, const Levels& levels) {
@@ -45,9 +44,9 @@ size_t piece_bytes(size_t bytes, const Levels& levels) {
   return std::min(kAllreducePieceBytes, std::max(bytes / kFewestPieces, smallest));
 }
 
-// One carrier per host up to 32 KiB (carriers_for). Medians of five launches at 10 Gbit/s, one
-// carrier against every channel: 2 x 2 8 B-32 KiB 22-34 against 27-46 us, 2 x 4 26-51 against
-// 42-79 us; at 64 KiB the channels were ahead (54 against 58 us, 101 against 113).
+// One carrier per host up to 32 KiB (carriers_for). At 10 Gbit/s one carrier beats every channel
+// at 8 B-32 KiB (2 x 2: 22-34 against 27-46 us; 2 x 4: 26-51 against 42-79 us); from 64 KiB every
+// channel is ahead (54 against 58 us, 101 against 113).
 constexpr size_t kOneCarrierBytes = size_t{32} << 10;
 
 // A piece's requests on the cross level, from its exchange's start to its hand-round.

@@ -10,9 +10,9 @@ namespace rcc::collectives {
 
 namespace {
 
-// One carrier per host up to 8 KiB (carriers_for). rcc-bench -n 400, three rounds at 10 Gbit/s, one
-// carrier against every channel: 2 x 2 8-512 B 12-18 against 15-22 us, 2-8 KiB even, 32 KiB slower
-// (35-66 against 35 us); 2 x 4 8 B-8 KiB 18-29 against 25-43 us, 32 KiB even.
+// One carrier per host up to 8 KiB (carriers_for). At 10 Gbit/s one carrier against every channel:
+// 2 x 2 8-512 B 12-18 against 15-22 us, 2-8 KiB even, 32 KiB slower (35-66 against 35 us); 2 x 4
+// 8 B-8 KiB 18-29 against 25-43 us, 32 KiB even.
 constexpr size_t kOneCarrierBytes = size_t{8} << 10;
 
 Status reduce_hierarchical(Context& ctx, const Args& args) {

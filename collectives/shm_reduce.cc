@@ -12,10 +12,10 @@
 //
 // A 2-rank allreduce larger than the caches takes the split form unless every rank reduces in
 // place: out of place, one step makes each rank reduce everything and write all of it to memory it
-// first reads, while the split form halves the kernel work (measured 1.1-1.4x faster at 16-64 MiB,
-// docs/PERFORMANCE.md); in place, one step stays 1.05-1.3x faster. In-place is each rank's own
-// choice, so the ranks tell each other theirs with the first chunk (Segment::set_note), which
-// always goes the split way, and take the same form for the rest.
+// first reads, while the split form halves the kernel work (1.1-1.4x faster at 16-64 MiB); in
+// place, one step stays 1.05-1.3x faster. In-place is each rank's own choice, so the ranks tell
+// each other theirs with the first chunk (Segment::set_note), which always goes the split way, and
+// take the same form for the rest.
 //
 // From 16 KiB the first step's notes also say whether each rank's buffers came from rcc_mem_alloc;
 // when they all did, the next allreduce moves straight between them (shm_shared_buffers.cc).
@@ -56,13 +56,12 @@ struct ChunkedReduce : ShmCall {
 };
 
 // The split form reduces this many bytes at a time into a private buffer (it stays in the first-level
-// cache), then copies them into its slot. Measured: reducing into this buffer and copying the block
-// out made the reduce phase 1.6x faster (AMD EPYC, 2 ranks, 8 MiB: 380 -> 230 megacycles per
-// 1854 chunks) and the 2-rank allreduce 1.1-1.4x faster at 8-64 MiB (docs/PERFORMANCE.md). The
-// likely cause: the slot's lines were last read by the other ranks, so a kernel storing there has
-// each store wait for those copies to be dropped while it also loads from two streams, one of them
-// another core's; memcpy's stores of a block from this core's cache do not hold up loads. A
-// multiple of every element size.
+// cache; of 4-64 KiB blocks, 32 and 64 KiB do best), then copies them into its slot. Storing the
+// kernel's result straight into the slot makes the reduce phase about 1.6x slower (2 ranks, 8 MiB)
+// and the 2-rank allreduce 1.1-1.4x slower at 8-64 MiB. The likely cause: the slot's lines were
+// last read by the other ranks, so a kernel storing there has each store wait for those copies to
+// be dropped while it also loads from two streams, one of them another core's; memcpy's stores of
+// a block from this core's cache do not hold up loads. A multiple of every element size.
 constexpr size_t kStagingBytes = 32 * 1024;
 
 // From this size a 2-rank allreduce reduces in halves unless every rank works in place (above):
@@ -70,9 +69,9 @@ constexpr size_t kStagingBytes = 32 * 1024;
 constexpr size_t kSplitUnlessInPlaceBytes = size_t{8} << 20;
 
 // From shm::kSharedFromBytes (smaller allocations are not shared) an allreduce whose buffers on
-// every rank came from rcc_mem_alloc moves the data straight between them (shm_shared_buffers.cc). Measured (2 ranks,
-// the same buffers, paired): 16 KiB 1.7 against 2.4 us through the slots, 256 KiB 5.7 against 23, at 8 KiB about equal;
-// in a faster hour (docs/perf/shared-buffers-2026-12-06) 16 KiB 0.6 against 0.8 us, 256 KiB 4.0-4.2 against 11-14.
+// every rank came from rcc_mem_alloc moves the data straight between them (shm_shared_buffers.cc):
+// at 2 ranks it takes about 0.7x the time of the slots at 16 KiB and a quarter to a third at
+// 256 KiB; at 8 KiB the two cost the same.
 
 // The AND of every rank's note for `step`, read after the step (notes in shm_allreduce).
 uint64_t agreed_notes(const shm::Segment& segment, uint64_t step) {
