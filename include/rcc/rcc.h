@@ -143,6 +143,15 @@ rcc_status_t rcc_comm_rank(rcc_comm_t comm, int* rank);
 rcc_status_t rcc_comm_size(rcc_comm_t comm, int* size);
 /* Name of the transport in use: "ucx" or "verbs". */
 rcc_status_t rcc_comm_transport(rcc_comm_t comm, const char** name);
+/* What this rank holds for the peers of comm's job now, for reports: how many of them it is
+ * connected to (RCC_CONNECT=lazy connects a peer at the first message to or from it), and the
+ * bytes of its eager slot areas that hold memory (they grow with the peers it talks to). */
+typedef struct {
+  int connected_peers; /* of the job's size - 1 */
+  int job_size;
+  size_t eager_bytes; /* resident bytes of this rank's eager receive and staging areas */
+} rcc_footprint_t;
+rcc_status_t rcc_comm_footprint(rcc_comm_t comm, rcc_footprint_t* footprint);
 /* Makes every pending and later call on comm return RCC_ERR_ABORTED; never blocks on peers. */
 rcc_status_t rcc_comm_abort(rcc_comm_t comm);
 /* Local for a sub-communicator; the job's last communicator first waits for the other ranks to

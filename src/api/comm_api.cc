@@ -154,6 +154,14 @@ extern "C" rcc_status_t rcc_comm_transport(rcc_comm_t comm, const char** name) {
   return RCC_SUCCESS;
 }
 
+extern "C" rcc_status_t rcc_comm_footprint(rcc_comm_t comm, rcc_footprint_t* footprint) {
+  RCC_RETURN_IF_ERROR(rcc::check_comm(comm, "rcc_comm_footprint"));
+  if (footprint == nullptr) return rcc::fail(RCC_ERR_INVALID_ARGUMENT, "rcc_comm_footprint: footprint is NULL");
+  const rcc::p2p::Engine::Footprint held = comm->engine->footprint();
+  *footprint = rcc_footprint_t{held.connected_peers, comm->engine->size(), held.eager_resident_bytes};
+  return RCC_SUCCESS;
+}
+
 extern "C" rcc_status_t rcc_comm_abort(rcc_comm_t comm) {
   Status status = rcc::check_comm(comm, "rcc_comm_abort");
   if (status == RCC_ERR_ABORTED) return RCC_SUCCESS;  // aborting twice is harmless

@@ -22,6 +22,15 @@ class Exchange {
   // does not arrive within timeout_s: RCC_ERR_TIMEOUT naming the ranks missing.
   virtual Status allgather(const std::string& name, const std::vector<uint8_t>& mine, double timeout_s,
                            std::vector<std::vector<uint8_t>>* all) = 0;
+
+  // Blobs fetched on demand instead of gathered by everyone: a rank publishes its blob under a name
+  // once, and any rank fetches one rank's blob when it first needs it (a job that touches few peers
+  // then reads few blobs, where an allgather reads size - 1 on every rank). An exchange that cannot
+  // (serves_lookups() false) leaves the caller to allgather instead.
+  virtual bool serves_lookups() const { return false; }
+  virtual Status publish(const std::string& name, const std::vector<uint8_t>& mine);
+  // Waits up to timeout_s for rank's blob under name (RCC_ERR_TIMEOUT naming the rank). Thread-safe.
+  virtual Status lookup(const std::string& name, int rank, double timeout_s, std::vector<uint8_t>* blob);
 };
 
 // A text as an exchange blob (names, numbers and flags are exchanged as text).

@@ -20,8 +20,13 @@
 namespace rcc::bootstrap {
 namespace {
 
+// Frames on a partner's connection: a heartbeat; the sender's goodbye; "rank R said goodbye"
+// ('L', u32 R); "rank R is dead" ('D', u32 R, u16 length, that many bytes of why). Little endian.
 constexpr char kGoodbye = 'G';
 constexpr char kHeartbeat = 'H';
+constexpr char kLeft = 'L';
+constexpr char kDead = 'D';
+constexpr size_t kMaxWhy = 1024;
 // Heartbeats per peer timeout: a peer misses several before it counts as unreachable.
 constexpr double kBeatsPerTimeout = 5;
 // A connection to the listener must deliver its whole hello within this time of being accepted.
@@ -47,7 +52,21 @@ LivenessMonitor::LivenessMonitor(int rank, int size, FailureCallback on_failure)
       on_failure_(std::move(on_failure)),
       fds_(size, -1),
       hosts_(size),
+      unparsed_(size),
+      reported_(size, false),
       said_goodbye_(new std::atomic<bool>[size]()) {}
+
+std::vector<int> LivenessMonitor::partners(int rank, int size) {
+  std::vector<int> out;
+  for (int64_t step = 1; step < size; step *= 2) {
+    out.push_back(static_cast<int>((rank + step) % size));
+    out.push_back(static_cast<int>((rank - step % size + size) % size));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  out.erase(std::remove(out.begin(), out.end(), rank), out.end());
+  return out;
+}
 
 LivenessMonitor::~LivenessMonitor() {
   // Stop the watcher first: it closes sockets of dead peers, so only this thread may touch fds_.
@@ -78,33 +97,46 @@ Status LivenessMonitor::start(Exchange& exchange, const std::string& secret, dou
   if (::pipe2(monitor->wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) {
     return fail(RCC_ERR_INTERNAL, "liveness: pipe2 failed: %s", std::strerror(errno));
   }
-  RCC_RETURN_IF_ERROR(monitor->connect_mesh(exchange, secret, timeout_s));
+  RCC_RETURN_IF_ERROR(monitor->connect_links(exchange, secret, timeout_s));
   monitor->watcher_ = std::thread(&LivenessMonitor::watch, monitor.get());
   *out = std::move(monitor);
   return RCC_SUCCESS;
 }
 
-Status LivenessMonitor::connect_mesh(Exchange& exchange, const std::string& secret, double timeout_s) {
+Status LivenessMonitor::connect_links(Exchange& exchange, const std::string& secret, double timeout_s) {
   int port = 0;
   RCC_RETURN_IF_ERROR(listen_tcp("0.0.0.0", 0, &listen_fd_, &port));
   const std::string mine = join_address(advertised_host(), port) + " " + host_name();
-  std::vector<std::vector<uint8_t>> all;
-  RCC_RETURN_IF_ERROR(exchange.allgather("liveness", bytes_of(mine), timeout_s, &all));
+  const std::vector<int> watched = partners(rank_, size_);
+  std::vector<bool> is_partner(static_cast<size_t>(size_), false);
+  for (int peer : watched) is_partner[static_cast<size_t>(peer)] = true;
+  std::vector<std::vector<uint8_t>> published(static_cast<size_t>(size_));
+  if (exchange.serves_lookups()) {
+    RCC_RETURN_IF_ERROR(exchange.publish("liveness", bytes_of(mine)));
+    for (int peer : watched) {
+      RCC_RETURN_IF_ERROR(exchange.lookup("liveness", peer, timeout_s, &published[static_cast<size_t>(peer)]));
+    }
+  } else {
+    RCC_RETURN_IF_ERROR(exchange.allgather("liveness", bytes_of(mine), timeout_s, &published));
+  }
   std::vector<std::string> addresses(size_);
-  for (int peer = 0; peer < size_; ++peer) {
-    std::string text(all[peer].begin(), all[peer].end());
+  for (int peer : watched) {
+    std::string text(published[peer].begin(), published[peer].end());
     size_t space = text.find(' ');
     if (space == std::string::npos)
       return fail(RCC_ERR_BOOTSTRAP, "liveness: rank %d published a malformed address", peer);
     addresses[peer] = text.substr(0, space);
     hosts_[peer] = text.substr(space + 1);
   }
+  int expected = 0;
+  for (int peer : watched) expected += peer < rank_ ? 1 : 0;
 
   uint8_t hello[kLivenessHelloBytes];
   encode_liveness_hello(rank_, secret, hello);
   const auto deadline = deadline_after(timeout_s);
-  // Dial every higher rank; the lower ranks dial this one.
-  for (int peer = rank_ + 1; peer < size_; ++peer) {
+  // Dial every higher partner; the lower ones dial this one.
+  for (int peer : watched) {
+    if (peer < rank_) continue;
     std::string host;
     int peer_port = 0;
     RCC_RETURN_IF_ERROR(split_address(addresses[peer], "liveness address", &host, &peer_port));
@@ -136,12 +168,12 @@ Status LivenessMonitor::connect_mesh(Exchange& exchange, const std::string& secr
   int accepted = 0;
   Status result = RCC_SUCCESS;
   std::vector<struct pollfd> pfds;
-  while (accepted < rank_) {
+  while (accepted < expected) {
     auto now = Clock::now();
     if (now >= deadline) {
       std::string missing;
-      for (int peer = 0; peer < rank_; ++peer) {
-        if (fds_[peer] < 0) missing += (missing.empty() ? "" : ", ") + std::to_string(peer);
+      for (int peer : watched) {
+        if (peer < rank_ && fds_[peer] < 0) missing += (missing.empty() ? "" : ", ") + std::to_string(peer);
       }
       result = fail(RCC_ERR_TIMEOUT, "liveness: ranks %s did not connect within %.0f s", missing.c_str(), timeout_s);
       break;
@@ -174,7 +206,8 @@ Status LivenessMonitor::connect_mesh(Exchange& exchange, const std::string& secr
       std::string why;
       const int peer = parse_liveness_hello(p.hello, p.got, secret, rank_, &why);
       if (peer >= 0 && fds_[peer] >= 0) why = "a second hello for rank " + std::to_string(peer);
-      if (peer < 0 || fds_[peer] >= 0) {
+      if (peer >= 0 && !is_partner[static_cast<size_t>(peer)]) why = "rank " + std::to_string(peer) + " is no partner";
+      if (peer < 0 || fds_[peer] >= 0 || !is_partner[static_cast<size_t>(peer)]) {
         close_pending(i, why.c_str());
         continue;
       }
@@ -209,8 +242,8 @@ Status LivenessMonitor::connect_mesh(Exchange& exchange, const std::string& secr
       if (now >= pending[i].until) close_pending(i, "no complete hello within 5 s");
     }
   }
-  // Whoever is still connected without a hello when the mesh is complete is a stranger too.
-  while (!pending.empty()) close_pending(pending.size() - 1, "no hello before the mesh was complete");
+  // Whoever is still connected without a hello when every partner is is a stranger too.
+  while (!pending.empty()) close_pending(pending.size() - 1, "no hello before every partner connected");
   if (result != RCC_SUCCESS) return result;
   ::close(listen_fd_);
   listen_fd_ = -1;
@@ -225,19 +258,90 @@ void LivenessMonitor::beat() {
   }
 }
 
+void LivenessMonitor::send_to_partners(const std::string& frame, int except) {
+  for (int peer = 0; peer < size_; ++peer) {
+    if (fds_[peer] < 0 || peer == except) continue;
+    // Never blocks: a partner whose buffer is full is not reading (it is frozen, and will be found
+    // silent by its other partners).
+    ssize_t ignored = ::send(fds_[peer], frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)ignored;
+  }
+}
+
+void LivenessMonitor::report_death(int rank, const std::string& why, int told_by) {
+  if (rank < 0 || rank >= size_ || rank == rank_ || reported_[static_cast<size_t>(rank)]) return;
+  if (said_goodbye_[rank].load(std::memory_order_relaxed)) return;
+  reported_[static_cast<size_t>(rank)] = true;
+  if (fds_[rank] >= 0) {
+    ::close(fds_[rank]);
+    fds_[rank] = -1;
+  }
+  const std::string text = why.size() > kMaxWhy ? why.substr(0, kMaxWhy) : why;
+  std::string frame(1, kDead);
+  const uint32_t who = static_cast<uint32_t>(rank);
+  const uint16_t length = static_cast<uint16_t>(text.size());
+  frame.append(reinterpret_cast<const char*>(&who), sizeof who);
+  frame.append(reinterpret_cast<const char*>(&length), sizeof length);
+  frame += text;
+  send_to_partners(frame, told_by);
+  on_failure_(rank, text);
+}
+
+void LivenessMonitor::note_goodbye(int rank, int told_by) {
+  if (rank < 0 || rank >= size_ || rank == rank_ || said_goodbye_[rank].load(std::memory_order_relaxed)) return;
+  said_goodbye_[rank].store(true, std::memory_order_release);
+  std::string frame(1, kLeft);
+  const uint32_t who = static_cast<uint32_t>(rank);
+  frame.append(reinterpret_cast<const char*>(&who), sizeof who);
+  send_to_partners(frame, told_by);
+}
+
+void LivenessMonitor::take_frames(int partner, const char* data, size_t bytes) {
+  std::string& buffer = unparsed_[static_cast<size_t>(partner)];
+  buffer.append(data, bytes);
+  size_t at = 0;
+  while (at < buffer.size()) {
+    const char kind = buffer[at];
+    if (kind == kHeartbeat) {
+      ++at;
+    } else if (kind == kGoodbye) {
+      ++at;
+      note_goodbye(partner, -1);
+    } else if (kind == kLeft || kind == kDead) {
+      uint32_t who = 0;
+      uint16_t length = 0;
+      const size_t head = 1 + sizeof who + (kind == kDead ? sizeof length : 0);
+      if (buffer.size() - at < head) break;
+      std::memcpy(&who, buffer.data() + at + 1, sizeof who);
+      if (kind == kDead) std::memcpy(&length, buffer.data() + at + 1 + sizeof who, sizeof length);
+      if (buffer.size() - at < head + length) break;
+      if (kind == kLeft) {
+        note_goodbye(static_cast<int>(who), partner);
+      } else {
+        report_death(static_cast<int>(who), std::string(buffer.data() + at + head, length), partner);
+      }
+      at += head + length;
+    } else {
+      // Partners passed the job's secret: this is a bug, not an attack. Drop what cannot be read.
+      RCC_WARN("liveness: rank %d sent an unknown frame 0x%02x; ignoring the rest of what it sent", partner,
+               static_cast<unsigned>(static_cast<unsigned char>(kind)));
+      at = buffer.size();
+    }
+  }
+  buffer.erase(0, at);
+}
+
 void LivenessMonitor::drop_silent(const std::vector<Clock::time_point>& heard, Clock::time_point now) {
   const auto limit = std::chrono::duration<double>(peer_timeout_s_);
   for (int peer = 0; peer < size_; ++peer) {
     if (fds_[peer] < 0 || said_goodbye_[peer].load(std::memory_order_relaxed) || now - heard[peer] < limit) continue;
-    ::close(fds_[peer]);
-    fds_[peer] = -1;
     char why[512];
     std::snprintf(why, sizeof why,
                   "rank %d (host %s) is unreachable: nothing heard from it for %.1f s (RCC_PEER_TIMEOUT=%g): its "
                   "host stopped answering (link down, or the host or the process frozen)",
                   peer, hosts_[peer].c_str(), std::chrono::duration<double>(now - heard[peer]).count(),
                   peer_timeout_s_);
-    on_failure_(peer, why);
+    report_death(peer, why, -1);
   }
 }
 
@@ -278,20 +382,24 @@ void LivenessMonitor::watch() {
     for (size_t i = 1; i < pfds.size(); ++i) {
       if (pfds[i].revents == 0) continue;
       const int peer = peers[i];
-      char buffer[64];
+      if (fds_[peer] < 0) continue;  // closed meanwhile: a death reported by another partner
+      char buffer[2048];
       ssize_t n = ::recv(fds_[peer], buffer, sizeof buffer, MSG_DONTWAIT);
       if (n > 0) {
         heard[static_cast<size_t>(peer)] = now;
-        if (std::memchr(buffer, kGoodbye, static_cast<size_t>(n)) != nullptr)
-          said_goodbye_[peer].store(true, std::memory_order_release);
+        take_frames(peer, buffer, static_cast<size_t>(n));
         continue;
       }
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
-      ::close(fds_[peer]);
-      fds_[peer] = -1;
-      if (said_goodbye_[peer].load(std::memory_order_relaxed)) continue;
-      on_failure_(peer, "rank " + std::to_string(peer) + " (host " + hosts_[peer] +
-                            ") died: its connection closed without a goodbye (the process exited or was killed)");
+      if (said_goodbye_[peer].load(std::memory_order_relaxed)) {
+        ::close(fds_[peer]);
+        fds_[peer] = -1;
+        continue;
+      }
+      report_death(peer,
+                   "rank " + std::to_string(peer) + " (host " + hosts_[peer] +
+                       ") died: its connection closed without a goodbye (the process exited or was killed)",
+                   -1);
     }
     // After reading: what arrived while this thread was not running counts as heard.
     if (beating) drop_silent(heard, now);

@@ -14,6 +14,40 @@ std::atomic<uint64_t> g_generation{0};
 
 }  // namespace
 
+std::string published_key(const std::string& prefix, const std::string& name, int rank) {
+  return prefix + "/published/" + name + "/" + std::to_string(rank);
+}
+
+Status lookup_published(StoreClient& store, const std::string& prefix, const std::string& name, int rank,
+                        double timeout_s, std::vector<uint8_t>* blob) {
+  const Status status = store.get(published_key(prefix, name, rank), timeout_s, blob);
+  if (status == RCC_ERR_TIMEOUT) {
+    return fail(RCC_ERR_TIMEOUT, "rank %d did not publish its %s within %.0f s (it may have died during set-up)", rank,
+                name.c_str(), timeout_s);
+  }
+  return status;
+}
+
+Status StoreExchange::publish(const std::string& name, const std::vector<uint8_t>& mine) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return store_.set(published_key(prefix_, name, rank_), mine);
+}
+
+Status StoreExchange::lookup(const std::string& name, int rank, double timeout_s, std::vector<uint8_t>* blob) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return lookup_published(store_, prefix_, name, rank, timeout_s, blob);
+}
+
+Status StoreRendezvous::publish(const std::string& name, const std::vector<uint8_t>& mine) {
+  std::lock_guard<std::mutex> guard(store_mutex_);
+  return store_->set(published_key(prefix_, name, rank_), mine);
+}
+
+Status StoreRendezvous::lookup(const std::string& name, int rank, double timeout_s, std::vector<uint8_t>* blob) {
+  std::lock_guard<std::mutex> guard(store_mutex_);
+  return lookup_published(*store_, prefix_, name, rank, timeout_s, blob);
+}
+
 StoreRendezvous::StoreRendezvous(std::unique_ptr<StoreServer> server, std::unique_ptr<StoreClient> store, int rank,
                                  int size, std::string prefix)
     : server_(std::move(server)), store_(std::move(store)), rank_(rank), size_(size), prefix_(std::move(prefix)) {}
@@ -27,6 +61,7 @@ StoreRendezvous::~StoreRendezvous() {
 
 Status StoreRendezvous::allgather(const std::string& name, const std::vector<uint8_t>& mine, double timeout_s,
                                   std::vector<std::vector<uint8_t>>* all) {
+  std::lock_guard<std::mutex> guard(store_mutex_);
   return bootstrap::allgather(*store_, prefix_ + "/" + name, rank_, size_, mine, timeout_s, all);
 }
 
@@ -43,6 +78,9 @@ Status StoreRendezvous::leave_together(double timeout_s, const std::function<voi
   if (size_ == 1) return RCC_SUCCESS;
   const std::string prefix = prefix_ + "/leaving/";
   const bool hosting = server_ != nullptr;
+  // progress() may look a peer up (a last message from a rank never heard from before): the lock
+  // is taken around each use of the client, never across progress().
+  std::unique_lock<std::mutex> lock(store_mutex_);
   RCC_RETURN_IF_ERROR(store_->set_consumable(prefix + std::to_string(rank_),
                                              hosting ? std::vector<uint8_t>{1} : std::vector<uint8_t>{},
                                              static_cast<uint32_t>(size_ - 1)));
@@ -62,9 +100,11 @@ Status StoreRendezvous::leave_together(double timeout_s, const std::function<voi
       if (Clock::now() > deadline) {
         return fail(RCC_ERR_TIMEOUT, "rank %d did not reach rcc_comm_destroy within %.0f s", peer, timeout_s);
       }
+      lock.unlock();
       progress();
       // A store round trip per poll: no point polling faster than the wait policy's sleeps.
       std::this_thread::sleep_for(std::chrono::microseconds(200));
+      lock.lock();
     }
     if (!arrived) continue;
     std::vector<uint8_t> announcement;  // read once more, counted: the key goes after the last reader
@@ -78,6 +118,8 @@ Status StoreRendezvous::leave_together(double timeout_s, const std::function<voi
       if (peer != rank_ && met[static_cast<size_t>(peer)])
         RCC_RETURN_IF_ERROR(store_->get(prefix_ + "/left/" + std::to_string(peer), timeout_s, &ignored));
     }
+    // Every rank that met has left: nobody looks anything up any more.
+    RCC_RETURN_IF_ERROR(store_->delete_prefix(prefix_ + "/published/"));
   } else if (a_rank_hosts) {
     RCC_RETURN_IF_ERROR(store_->set_consumable(prefix_ + "/left/" + std::to_string(rank_), {}, 1));
   }

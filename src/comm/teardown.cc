@@ -28,6 +28,12 @@ Status destroy_comm(rcc_comm* comm) {
     std::lock_guard<std::mutex> guard(job->comms_mutex);
     last = --job->comms == 0;
   }
+  if (last && log::enabled(log::Level::kInfo)) {
+    const p2p::Engine::Footprint held = job->engine->footprint();
+    RCC_INFO("rcc_comm_destroy: connected to %d of %d peers (%s), eager slots %zu KiB resident of %zu KiB reserved",
+             held.connected_peers, job->size - 1, held.on_demand ? "at first use" : "at set-up",
+             held.eager_resident_bytes >> 10, held.eager_reserved_bytes >> 10);
+  }
   // Peers may still write into this rank's memory until they are done too: meet them at the
   // rendezvous first (progressing, so a last message still queued goes out), unless a rank failed
   // or a communicator was aborted.

@@ -133,6 +133,7 @@ Status Engine::isend(const void* buffer, size_t bytes, int peer, int tag, uint32
                      bool synchronous) {
   std::lock_guard<std::mutex> guard(mutex_);
   RCC_RETURN_IF_ERROR(check_usable(context));
+  RCC_RETURN_IF_ERROR(ensure_connected(peer));
   PeerState& state = peers_[static_cast<size_t>(peer)];
   const bool eager = bytes <= state.eager_limit && peer != rank_ && !synchronous;
   std::deque<PeerState::PendingMessage>& queued = state.pending_messages;

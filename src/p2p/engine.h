@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,16 +34,22 @@
 #include "p2p/peer_state.h"
 #include "p2p/registration_cache.h"
 #include "p2p/request.h"
+#include "p2p/reserved_area.h"
 #include "p2p/slot_layout.h"
 #include "p2p/wire.h"
 #include "transport/transport.h"
 
 namespace rcc::p2p {
 
+struct AreaHeader;  // connections.cc: where a rank's areas lie, in its card
+
 class Engine final {
  public:
-  // Connects the full mesh: exchanges transport addresses, slot areas and credit areas through the
-  // job's exchange (its ranks are the engine's). Group 0 (world_group()) holds every rank.
+  // Publishes this rank's card (transport address, where its slot and credit areas lie) through the
+  // job's exchange (its ranks are the engine's) and connects to a peer when it first needs it
+  // (RCC_CONNECT=lazy, on backends that can: transport.h's connects_on_demand), or to every peer
+  // now (RCC_CONNECT=eager, or a backend that cannot). The exchange must outlive the engine when
+  // it serves lookups. Group 0 (world_group()) holds every rank.
   // hosts: where the exchange's ranks run (null when unknown: one host): peers on other hosts
   // reached by a copying backend get larger eager slots (slot_layout.h).
   static Status create(std::unique_ptr<transport::Transport> transport, bootstrap::Exchange& exchange,
@@ -134,6 +141,18 @@ class Engine final {
   // Read it while no other thread uses the engine.
   const EngineCounters& counters() const { return counters_; }
 
+  // Connects to these peers now (an algorithm that names its peers before it starts); already
+  // connected ones cost nothing. A peer that cannot be reached: its error.
+  Status connect_peers(std::span<const int> peers);
+  // What this rank holds for its peers, for reports (rcc-bench, the INFO line at teardown).
+  struct Footprint {
+    int connected_peers = 0;          // peers this rank has connected to (set up to write to)
+    bool on_demand = false;           // connections are made at first use
+    size_t eager_reserved_bytes = 0;  // the slot areas' address space
+    size_t eager_resident_bytes = 0;  // what of it holds memory now
+  };
+  Footprint footprint();
+
   int rank() const { return rank_; }
   int size() const { return size_; }
   const char* transport_name() const { return transport_->name(); }
@@ -143,6 +162,21 @@ class Engine final {
   // setup.cc
   Status connect(bootstrap::Exchange& exchange, double timeout_s);
   Status read_settings(const bootstrap::HostMap* hosts);
+  // Sets the peer's state up from its card (transport address and areas) and, on demand, connects
+  // the transport to it. Idempotent. Under the lock.
+  Status connect_peer(int peer);
+  Status adopt_card(int peer, const std::vector<uint8_t>& card);
+  // Whether a card's settings agree with this rank's; *out its area header at *header_at.
+  Status check_card(int peer, const std::vector<uint8_t>& card, AreaHeader* out, size_t* header_at);
+  // At set-up: every gathered card, or one neighbour's (the settings that must agree).
+  Status check_cards();
+  // connections.cc: this rank's card, and the transport's part of a peer's.
+  Status make_card(std::vector<uint8_t>* card);
+  static Status transport_address_of(int peer, const std::vector<uint8_t>& card, std::vector<uint8_t>* address);
+  // A peer's state is set up before anything is written to it or read from its slots.
+  Status ensure_connected(int peer) {
+    return peers_[static_cast<size_t>(peer)].connected ? RCC_SUCCESS : connect_peer(peer);
+  }
 
   // engine.cc: requests and the calls' bodies.
   Request* new_request();
@@ -240,7 +274,7 @@ class Engine final {
   // staging. Declared before transport_, so they are freed after it: the transport's destructor
   // still progresses operations in flight (a failed job tears down mid-transfer), which read the
   // send staging and land writes in the receive slots.
-  std::vector<uint8_t> recv_area_, send_area_;
+  ReservedArea recv_area_, send_area_;
   std::vector<CreditWord> credit_area_, credit_staging_;
   std::unique_ptr<transport::Transport> transport_;
   std::unique_ptr<RegistrationCache> registrations_;  // before the areas' registrations: destroyed after them
@@ -257,6 +291,15 @@ class Engine final {
   int first_polled_peer_ = 0;         // rotates, so no peer's slots are always looked at first
   double timeout_s_ = 60;
   EngineCounters counters_;
+
+  // Connections. On demand: peers' cards come from directory_ (lookups) or cards_ (gathered once
+  // at set-up when the exchange serves no lookups). connected_peers_ lists the peers set up, in the
+  // order they were: the passes over peers (polling, queued messages) visit only those.
+  bool on_demand_ = false;
+  bootstrap::Exchange* directory_ = nullptr;
+  std::vector<std::vector<uint8_t>> cards_;
+  double lookup_timeout_s_ = 60;
+  std::vector<int> connected_peers_;
 
   // Groups by id (a few per job); world_ is group 0. Some group is broken or aborted: then the
   // checks on every call look the caller's group up (else they cost a branch).

@@ -72,6 +72,7 @@ struct PeerState {
   std::vector<uint64_t> bare_notices;
 
   bool failed = false;
+  bool connected = false;  // set up from the peer's card (Engine::connect_peer)
 };
 
 }  // namespace rcc::p2p

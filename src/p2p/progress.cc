@@ -29,6 +29,8 @@ Status Engine::handle_event(const transport::Event& event) {
       }
       PeerState& state = peers_[static_cast<size_t>(event.peer)];
       if (state.failed) return RCC_SUCCESS;
+      // A peer's first message: its card says where credits and replies go.
+      RCC_RETURN_IF_ERROR(ensure_connected(event.peer));
       const ImmKind kind = imm_kind(event.imm);
       // Polled: the notice only woke this rank; the slot is consumed by poll_slots in order.
       if (kind == ImmKind::kSlot) return polled_ ? RCC_SUCCESS : handle_slot(event.peer, imm_arg(event.imm));
@@ -93,15 +95,16 @@ Status Engine::progress_locked() {
   last_pass_delivered_ = 0;
   if (polled_) {
     // Starting with another peer each pass, so a busy sender never keeps the others waiting.
-    first_polled_peer_ = first_polled_peer_ + 1 < size_ ? first_polled_peer_ + 1 : 0;
-    for (int i = 0; i < size_; ++i) {
-      const int peer = (first_polled_peer_ + i) % size_;
-      if (peer == rank_ || peers_[static_cast<size_t>(peer)].failed) continue;
+    const int connected = static_cast<int>(connected_peers_.size());
+    first_polled_peer_ = first_polled_peer_ + 1 < connected ? first_polled_peer_ + 1 : 0;
+    for (int i = 0; i < connected; ++i) {
+      const int peer = connected_peers_[static_cast<size_t>((first_polled_peer_ + i) % connected)];
+      if (peers_[static_cast<size_t>(peer)].failed) continue;
       Status polled = poll_slots(peer, &last_pass_delivered_);
       if (polled != RCC_SUCCESS && status == RCC_SUCCESS) status = polled;
     }
   }
-  for (int peer = 0; peer < size_; ++peer) {
+  for (int peer : connected_peers_) {
     PeerState& state = peers_[static_cast<size_t>(peer)];
     if (state.failed || (state.pending_messages.empty() && state.pending_writes.empty())) continue;
     Status flushed = flush_pending(peer);

@@ -9,23 +9,6 @@
 #include "p2p/engine.h"
 
 namespace rcc::p2p {
-namespace {
-
-// The blob each rank publishes after the transport is connected: where peers write, and how.
-struct AreaHeader {
-  uint64_t recv_area;
-  uint64_t credit_area;
-  uint32_t recv_key_bytes;
-  uint32_t credit_key_bytes;
-  uint32_t slots;
-  uint32_t slot_bytes;      // toward peers on this host
-  uint32_t far_slot_bytes;  // toward peers on other hosts (slot_layout.h)
-  uint32_t polled;          // 1: slot messages are found by polling (the transport's polled_delivery)
-  uint32_t encodings;       // the eager encodings this rank takes (eager.h's bits)
-};
-
-}  // namespace
-
 Engine::Engine(std::unique_ptr<transport::Transport> transport, int rank, int size)
     : transport_(std::move(transport)),
       registrations_(std::make_unique<RegistrationCache>(*transport_)),
@@ -83,8 +66,8 @@ Status Engine::read_settings(const bootstrap::HostMap* hosts) {
 Status Engine::connect(bootstrap::Exchange& exchange, double timeout_s) {
   // A job of one rank offers no slots, but a registration needs bytes: one cache line then.
   const size_t area_bytes = std::max<size_t>(layout_.area_bytes(rank_), 64);
-  recv_area_.assign(area_bytes, 0);
-  send_area_.assign(area_bytes, 0);
+  RCC_RETURN_IF_ERROR(recv_area_.reserve(area_bytes, "the eager receive slots"));
+  RCC_RETURN_IF_ERROR(send_area_.reserve(area_bytes, "the eager send staging"));
   for (int peer = 0; peer < size_; ++peer) {
     PeerState& state = peers_[static_cast<size_t>(peer)];
     const SlotGeometry& geometry = layout_.geometry(rank_, peer);
@@ -93,8 +76,11 @@ Status Engine::connect(bootstrap::Exchange& exchange, double timeout_s) {
     if (peer == rank_) continue;
     state.recv_slots = recv_area_.data() + layout_.offset(rank_, peer);
     state.send_slots = send_area_.data() + layout_.offset(rank_, peer);
-    for (uint32_t slot = 0; slot < slots_; ++slot)
-      arm_anchor(state.recv_slots + slot * state.slot_bytes, state.slot_bytes);
+    // Anchors are armed before any peer can write (polled delivery never connects on demand).
+    if (polled_) {
+      for (uint32_t slot = 0; slot < slots_; ++slot)
+        arm_anchor(state.recv_slots + slot * state.slot_bytes, state.slot_bytes);
+    }
   }
   credit_area_.assign(static_cast<size_t>(size_), CreditWord{0, 0, 0});
   credit_staging_.assign(static_cast<size_t>(size_), CreditWord{0, 0, 0});
@@ -104,78 +90,43 @@ Status Engine::connect(bootstrap::Exchange& exchange, double timeout_s) {
   RCC_RETURN_IF_ERROR(transport_->register_memory(credit_area_.data(), credit_bytes, &credit_memory_));
   RCC_RETURN_IF_ERROR(transport_->register_memory(credit_staging_.data(), credit_bytes, &credit_staging_memory_));
 
-  std::vector<uint8_t> address;
-  RCC_RETURN_IF_ERROR(transport_->local_address(&address));
-  std::vector<std::vector<uint8_t>> addresses;
-  RCC_RETURN_IF_ERROR(exchange.allgather("transport", address, timeout_s, &addresses));
-  RCC_RETURN_IF_ERROR(transport_->connect_all(addresses));
-
-  std::vector<uint8_t> recv_key, credit_key;
-  RCC_RETURN_IF_ERROR(transport_->pack_key(*recv_memory_, &recv_key));
-  RCC_RETURN_IF_ERROR(transport_->pack_key(*credit_memory_, &credit_key));
-  const AreaHeader mine{reinterpret_cast<uint64_t>(recv_area_.data()),
-                        reinterpret_cast<uint64_t>(credit_area_.data()),
-                        static_cast<uint32_t>(recv_key.size()),
-                        static_cast<uint32_t>(credit_key.size()),
-                        slots_,
-                        static_cast<uint32_t>(layout_.near_geometry().slot_bytes),
-                        static_cast<uint32_t>(layout_.far_geometry().slot_bytes),
-                        polled_ ? 1u : 0u,
-                        encodings_};
-  std::vector<uint8_t> blob(sizeof mine + recv_key.size() + credit_key.size());
-  std::memcpy(blob.data(), &mine, sizeof mine);
-  std::copy(recv_key.begin(), recv_key.end(), blob.begin() + sizeof mine);
-  std::copy(credit_key.begin(), credit_key.end(),
-            blob.begin() + static_cast<std::ptrdiff_t>(sizeof mine + recv_key.size()));
-  std::vector<std::vector<uint8_t>> areas;
-  RCC_RETURN_IF_ERROR(exchange.allgather("areas", blob, timeout_s, &areas));
-
-  for (int peer = 0; peer < size_; ++peer) {
-    if (peer == rank_) continue;
-    const std::vector<uint8_t>& theirs = areas[static_cast<size_t>(peer)];
-    AreaHeader header;
-    if (theirs.size() < sizeof header)
-      return fail(RCC_ERR_BOOTSTRAP, "rank %d published a truncated area description", peer);
-    std::memcpy(&header, theirs.data(), sizeof header);
-    if (theirs.size() != sizeof header + header.recv_key_bytes + header.credit_key_bytes) {
-      return fail(RCC_ERR_BOOTSTRAP, "rank %d published a malformed area description", peer);
+  std::vector<uint8_t> card;
+  RCC_RETURN_IF_ERROR(make_card(&card));
+  lookup_timeout_s_ = timeout_s;
+  std::string when;
+  RCC_RETURN_IF_ERROR(settings::choice("RCC_CONNECT", &when));
+  on_demand_ = when == "lazy" && transport_->connects_on_demand() && !polled_;
+  peers_[static_cast<size_t>(rank_)].connected = true;  // messages to itself need no connection
+  if (on_demand_ && exchange.serves_lookups()) {
+    directory_ = &exchange;
+    RCC_RETURN_IF_ERROR(exchange.publish("card", card));
+  } else {
+    // The exchange cannot serve lookups (a PMIx server's fence gathers anyway): every card now.
+    RCC_RETURN_IF_ERROR(exchange.allgather("cards", card, timeout_s, &cards_));
+  }
+  RCC_RETURN_IF_ERROR(check_cards());
+  if (!on_demand_) {
+    std::vector<std::vector<uint8_t>> addresses(static_cast<size_t>(size_));
+    for (int peer = 0; peer < size_; ++peer) {
+      RCC_RETURN_IF_ERROR(
+          transport_address_of(peer, cards_[static_cast<size_t>(peer)], &addresses[static_cast<size_t>(peer)]));
     }
-    const size_t near_bytes = layout_.near_geometry().slot_bytes;
-    if (header.slots != slots_ || header.slot_bytes != near_bytes ||
-        header.far_slot_bytes != layout_.far_geometry().slot_bytes) {
-      return fail(RCC_ERR_MISMATCH,
-                  "rank %d uses %u eager slots of %u bytes (%u to other hosts), this rank %u of %zu (%zu): set "
-                  "RCC_EAGER_LIMIT, RCC_EAGER_LIMIT_NET, RCC_EAGER_NET_MEMORY, RCC_UCX_NET_EAGER_BYTES and "
-                  "RCC_EAGER_SLOTS the same on every rank",
-                  peer, header.slots, header.slot_bytes, header.far_slot_bytes, slots_, near_bytes,
-                  layout_.far_geometry().slot_bytes);
-    }
-    if (header.polled != (polled_ ? 1u : 0u)) {
-      // A polling sender would never notify a rank that only looks at notices.
-      return fail(RCC_ERR_MISMATCH,
-                  "rank %d %s its eager slots, this rank %s: set RCC_IB_POLLED_EAGER the same on every rank", peer,
-                  header.polled != 0 ? "polls" : "does not poll", polled_ ? "polls" : "does not");
-    }
-    const uint8_t* keys = theirs.data() + sizeof header;
-    const std::vector<uint8_t> their_recv_key(keys, keys + header.recv_key_bytes);
-    const std::vector<uint8_t> their_credit_key(keys + header.recv_key_bytes,
-                                                keys + header.recv_key_bytes + header.credit_key_bytes);
-    PeerState& state = peers_[static_cast<size_t>(peer)];
-    RCC_RETURN_IF_ERROR(transport_->import_key(peer, their_recv_key, &state.slots_key));
-    RCC_RETURN_IF_ERROR(transport_->import_key(peer, their_credit_key, &state.credit_key));
-    state.remote_slots = header.recv_area + layout_.offset(peer, rank_);
-    state.remote_credit = header.credit_area + static_cast<uint64_t>(rank_) * sizeof(CreditWord);
-    state.encodings = encodings_ & header.encodings;
-    state.packet_bytes = transport_->notice_packet_bytes(peer);
-    state.bare_notices.assign(slots_, 0);
+    RCC_RETURN_IF_ERROR(transport_->connect_all(addresses));
+    for (int peer = 0; peer < size_; ++peer) RCC_RETURN_IF_ERROR(ensure_connected(peer));
+    cards_.clear();
+    cards_.shrink_to_fit();
   }
   std::string far;
   if (layout_.has_far()) {
     far = " (" + std::to_string(layout_.far_geometry().eager_limit) +
           " to ranks on other hosts: " + transport_->name() + " copies them anyway)";
   }
-  RCC_INFO("engine: %d ranks connected over %s, eager limit %zu bytes%s, %u slots per peer, %s, encodings%s%s%s", size_,
-           transport_->name(), layout_.near_geometry().eager_limit, far.c_str(), slots_,
+  RCC_INFO("engine: %d ranks over %s, %s, eager limit %zu bytes%s, %u slots per peer, %s, encodings%s%s%s", size_,
+           transport_->name(),
+           on_demand_ ? "each peer connected at first use"
+                      : (when == "lazy" ? "every peer connected at set-up (this backend cannot connect on demand)"
+                                        : "every peer connected at set-up (RCC_CONNECT=eager)"),
+           layout_.near_geometry().eager_limit, far.c_str(), slots_,
            polled_ ? "slot messages found by polling" : "slot messages notified",
            (encodings_ & kAnchored) ? " anchored" : "", (encodings_ & kBare) ? " bare" : "", " headed");
   return RCC_SUCCESS;

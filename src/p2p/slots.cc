@@ -340,8 +340,8 @@ Status Engine::poll_slots(int peer, uint64_t* delivered) {
 
 Status Engine::announce_sleep() {
   ++sleep_epoch_;
-  for (int peer = 0; peer < size_; ++peer) {
-    if (peer == rank_ || peers_[static_cast<size_t>(peer)].failed) continue;
+  for (int peer : connected_peers_) {
+    if (peers_[static_cast<size_t>(peer)].failed) continue;
     RCC_RETURN_IF_ERROR(write_credit_word(peer));
   }
   return RCC_SUCCESS;

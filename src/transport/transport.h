@@ -82,6 +82,16 @@ class Transport {
   virtual Status local_address(std::vector<uint8_t>* blob) = 0;
   virtual Status connect_all(const std::vector<std::vector<uint8_t>>& blobs) = 0;
 
+  // Connections on demand: a backend that can reach a peer from its address blob alone, without
+  // the peer taking part (UCX: an endpoint from the peer's worker address), connects one peer at
+  // a time when the engine first needs it, and takes writes from peers it never connected to.
+  // Its local_address() then holds nothing per peer. Others connect every peer in connect_all.
+  virtual bool connects_on_demand() const { return false; }
+  virtual Status connect(int peer, const std::vector<uint8_t>& blob) {
+    (void)blob;
+    return fail(RCC_ERR_INTERNAL, "the %s transport connects every peer at set-up (rank %d asked for)", name(), peer);
+  }
+
   virtual Status register_memory(void* addr, size_t length, std::unique_ptr<Memory>* out) = 0;
   virtual Status pack_key(Memory& memory, std::vector<uint8_t>* key) = 0;
   virtual Status import_key(int peer, const std::vector<uint8_t>& key, std::unique_ptr<RemoteKey>* out) = 0;

@@ -491,6 +491,9 @@ TEST(CommQueries, NullComm) {
   expect_error(rcc_comm_rank(nullptr, &value), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_rank", "comm is NULL"});
   expect_error(rcc_comm_size(nullptr, &value), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_size", "comm is NULL"});
   expect_error(rcc_comm_transport(nullptr, &name), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_transport", "comm is NULL"});
+  rcc_footprint_t held{-7, -7, 7};
+  expect_error(rcc_comm_footprint(nullptr, &held), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_footprint", "comm is NULL"});
+  EXPECT_EQ(held.connected_peers, -7);
   EXPECT_EQ(value, -7);
   EXPECT_STREQ(name, "untouched");
 }
@@ -499,6 +502,8 @@ TEST(CommQueries, NullOutputs) {
   expect_error(rcc_comm_rank(g_live, nullptr), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_rank", "rank is NULL"});
   expect_error(rcc_comm_size(g_live, nullptr), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_size", "size is NULL"});
   expect_error(rcc_comm_transport(g_live, nullptr), RCC_ERR_INVALID_ARGUMENT, {"rcc_comm_transport", "name is NULL"});
+  expect_error(rcc_comm_footprint(g_live, nullptr), RCC_ERR_INVALID_ARGUMENT,
+               {"rcc_comm_footprint", "footprint is NULL"});
 }
 
 TEST(CommQueries, DestroyedComm) {
@@ -507,6 +512,9 @@ TEST(CommQueries, DestroyedComm) {
   expect_error(rcc_comm_rank(g_destroyed, &value), RCC_ERR_INVALID_USAGE, {"rcc_comm_rank", "not a live"});
   expect_error(rcc_comm_size(g_destroyed, &value), RCC_ERR_INVALID_USAGE, {"rcc_comm_size", "not a live"});
   expect_error(rcc_comm_transport(g_destroyed, &name), RCC_ERR_INVALID_USAGE, {"rcc_comm_transport", "not a live"});
+  rcc_footprint_t held{-7, -7, 7};
+  expect_error(rcc_comm_footprint(g_destroyed, &held), RCC_ERR_INVALID_USAGE, {"rcc_comm_footprint", "not a live"});
+  EXPECT_EQ(held.connected_peers, -7);
   EXPECT_EQ(value, -7);
   EXPECT_STREQ(name, "untouched");
 }

@@ -76,7 +76,7 @@ TEST(LivenessStrangers, MeshCompletesAndEveryStrangerIsRefused) {
     // try_get: the key is the ranks' (consumable: a counted get would take one rank's read).
     bool found = false;
     for (int tries = 0; tries < 10000 && !found; ++tries) {
-      ASSERT_EQ(insider->try_get("job/liveness/" + std::to_string(rank), &found, &published), RCC_SUCCESS);
+      ASSERT_EQ(insider->try_get("job/published/liveness/" + std::to_string(rank), &found, &published), RCC_SUCCESS);
       if (!found) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     ASSERT_TRUE(found) << "rank " << rank << " did not publish its liveness listener";

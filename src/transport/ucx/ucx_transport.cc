@@ -178,26 +178,36 @@ class UcxTransport : public Transport {
     if (static_cast<int>(blobs.size()) != options_.size) {
       return fail(RCC_ERR_INTERNAL, "connect_all got %zu addresses for %d ranks", blobs.size(), options_.size);
     }
-    for (int peer = 0; peer < options_.size; ++peer) {
-      const std::vector<uint8_t>& blob = blobs[peer];
-      int32_t rank = -1;
-      if (blob.size() <= sizeof rank) return fail(RCC_ERR_TRANSPORT, "UCX address of rank %d is truncated", peer);
-      std::memcpy(&rank, blob.data(), sizeof rank);
-      if (rank != peer) return fail(RCC_ERR_TRANSPORT, "UCX address in slot %d belongs to rank %d", peer, rank);
-      ucp_ep_params_t params{};
-      params.field_mask =
-          UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-      params.address = reinterpret_cast<const ucp_address_t*>(blob.data() + sizeof rank);
-      // Peer error handling would exclude UCX's shared-memory transports (1.13); dead peers are
-      // detected by rcc's own liveness channel instead.
-      params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
-      params.err_handler.cb = &UcxTransport::on_endpoint_error;
-      params.err_handler.arg = &error_args_.emplace_back(ErrorArg{this, peer});
-      ucs_status_t status = ucp_ep_create(worker_, &params, &peers_[peer].ep);
-      if (status != UCS_OK) {
-        return fail(RCC_ERR_TRANSPORT, "ucp_ep_create to rank %d failed: %s (check UCX_TLS / UCX_NET_DEVICES)", peer,
-                    ucs_status_string(status));
-      }
+    for (int peer = 0; peer < options_.size; ++peer) RCC_RETURN_IF_ERROR(connect(peer, blobs[peer]));
+    return RCC_SUCCESS;
+  }
+
+  // An endpoint needs only the peer's worker address; a peer writes to this rank before this rank
+  // has one toward it (its messages carry the sender's rank).
+  bool connects_on_demand() const override { return true; }
+
+  Status connect(int peer, const std::vector<uint8_t>& blob) override {
+    if (peer < 0 || peer >= options_.size)
+      return fail(RCC_ERR_INTERNAL, "connect: peer %d is not in [0, %d)", peer, options_.size);
+    if (peers_[peer].ep != nullptr) return RCC_SUCCESS;
+    int32_t rank = -1;
+    if (blob.size() <= sizeof rank) return fail(RCC_ERR_TRANSPORT, "UCX address of rank %d is truncated", peer);
+    std::memcpy(&rank, blob.data(), sizeof rank);
+    if (rank != peer) return fail(RCC_ERR_TRANSPORT, "UCX address given for rank %d belongs to rank %d", peer, rank);
+    ucp_ep_params_t params{};
+    params.field_mask =
+        UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    params.address = reinterpret_cast<const ucp_address_t*>(blob.data() + sizeof rank);
+    // Peer error handling would exclude UCX's shared-memory transports (1.13); dead peers are
+    // detected by rcc's own liveness channel instead.
+    params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+    params.err_handler.cb = &UcxTransport::on_endpoint_error;
+    params.err_handler.arg = &error_args_.emplace_back(ErrorArg{this, peer});
+    ucs_status_t status = ucp_ep_create(worker_, &params, &peers_[peer].ep);
+    if (status != UCS_OK) {
+      peers_[peer].ep = nullptr;
+      return fail(RCC_ERR_TRANSPORT, "ucp_ep_create to rank %d failed: %s (check UCX_TLS / UCX_NET_DEVICES)", peer,
+                  ucs_status_string(status));
     }
     return RCC_SUCCESS;
   }
@@ -246,6 +256,7 @@ class UcxTransport : public Transport {
     if (peer < 0 || peer >= options_.size) return fail(RCC_ERR_INVALID_ARGUMENT, "write: peer %d out of range", peer);
     Peer& p = peers_[peer];
     if (p.failed) return fail(RCC_ERR_PEER_FAILED, "write to rank %d: its endpoint has failed", peer);
+    if (p.ep == nullptr) return fail(RCC_ERR_INTERNAL, "write to rank %d before connecting to it", peer);
     const auto& key = static_cast<const UcxRemoteKey&>(remote);
     if (remote.owner != this || remote_addr < key.addr || length > key.bytes ||
         remote_addr - key.addr > key.bytes - length) {
