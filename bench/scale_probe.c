@@ -135,7 +135,8 @@ int main(int argc, char** argv) {
     int bad = 0;
     for (int j = 0; j < n; ++j) {
       if (recv[j] != j * n + rank) {
-        if (bad == 0) printf("FAIL rank %d: alltoall element from rank %d is %d, expected %d\n", rank, j, recv[j], j * n + rank);
+        if (bad == 0)
+          printf("FAIL rank %d: alltoall element from rank %d is %d, expected %d\n", rank, j, recv[j], j * n + rank);
         ++bad;
       }
     }
@@ -157,10 +158,11 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     /* A Pss of -1 (no smaps_rollup, kernels before 4.14) sums to a negative figure: print -1. */
     double pss_sum = memory_sum[1] < 0 ? -1.0 : memory_sum[1];
-    printf("scale-probe ranks=%d init_s=%.6f first_allreduce_us=%.1f steady_allreduce_us=%.1f alltoall_us=%.1f "
-           "rss_mb_sum=%.1f rss_mb_max=%.1f pss_mb_sum=%.1f pss_mb_max=%.1f %s\n",
-           n, init_max, times_max[0] * 1e6, times_max[1] * 1e6, times_max[2] * 1e6, memory_sum[0], memory_max[0],
-           pss_sum, memory_max[1], wrong_total == 0 ? "ok" : "FAIL");
+    printf(
+        "scale-probe ranks=%d init_s=%.6f first_allreduce_us=%.1f steady_allreduce_us=%.1f alltoall_us=%.1f "
+        "rss_mb_sum=%.1f rss_mb_max=%.1f pss_mb_sum=%.1f pss_mb_max=%.1f %s\n",
+        n, init_max, times_max[0] * 1e6, times_max[1] * 1e6, times_max[2] * 1e6, memory_sum[0], memory_max[0], pss_sum,
+        memory_max[1], wrong_total == 0 ? "ok" : "FAIL");
     if (wrong_total != 0) printf("FAIL %ld wrong values over all ranks\n", wrong_total);
     fflush(stdout);
   }

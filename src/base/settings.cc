@@ -70,11 +70,12 @@ const std::vector<Setting>& table() {
       text_row("RCC_ALGO", "",
                "Force algorithms, e.g. allreduce:ring,broadcast:tree (names in docs/algorithms.md). Empty: the cost "
                "model chooses."),
-      choice_row("RCC_CONNECT", "lazy", "lazy,eager",
-                 "When a rank connects to a peer: lazy (at its first message to or from that peer; set-up "
-                 "publishes each rank's address once and a rank fetches a peer's when it first needs it, so a job "
-                 "whose ranks talk to few peers holds few connections) or eager (every peer in rcc_comm_init, for a "
-                 "predictable first call). Backends that need the peer's part to connect (verbs) connect eagerly "
+      choice_row("RCC_CONNECT", "eager", "eager,lazy",
+                 "When a rank connects to a peer: eager (every peer in rcc_comm_init) or lazy (at its first "
+                 "message to or from that peer; set-up publishes each rank's address once and a rank fetches a "
+                 "peer's when it first needs it, so a job whose ranks talk to few peers holds few connections). "
+                 "lazy is not yet the default: under srun across two network namespaces it hung a ring allreduce "
+                 "(docs/scaling.md). Backends that need the peer's part to connect (verbs) connect eagerly "
                  "either way."),
       integer_row("RCC_EAGER_LIMIT", "8192", 1024, 64 * kMiB,
                   "Largest message in bytes sent eagerly through pre-registered slots; larger ones are zero-copy "

@@ -192,7 +192,9 @@ Status meet_through_store(JobInfo* info, std::unique_ptr<StoreClient> store, dou
   if (info->meeting == Meeting::kTorchAgent) prefix = torch_agent_prefix(prefix);
   RCC_RETURN_IF_ERROR(secret_through_store(info, *store, prefix, timeout_s));
   RCC_INFO("rank %d meets the others through %s", info->rank, store->describe().c_str());
-  *out = std::make_unique<StoreRendezvous>(nullptr, std::move(store), info->rank, info->size, prefix);
+  // The caller's store (rcc_comm_init_store) is the caller's to use between rcc's calls.
+  const bool lookups = info->meeting != Meeting::kCallerStore;
+  *out = std::make_unique<StoreRendezvous>(nullptr, std::move(store), info->rank, info->size, prefix, lookups);
   return RCC_SUCCESS;
 }
 

@@ -49,8 +49,13 @@ Status StoreRendezvous::lookup(const std::string& name, int rank, double timeout
 }
 
 StoreRendezvous::StoreRendezvous(std::unique_ptr<StoreServer> server, std::unique_ptr<StoreClient> store, int rank,
-                                 int size, std::string prefix)
-    : server_(std::move(server)), store_(std::move(store)), rank_(rank), size_(size), prefix_(std::move(prefix)) {}
+                                 int size, std::string prefix, bool lookups)
+    : server_(std::move(server)),
+      store_(std::move(store)),
+      rank_(rank),
+      size_(size),
+      prefix_(std::move(prefix)),
+      lookups_(lookups) {}
 
 std::string StoreRendezvous::next_prefix() { return "rcc/comm" + std::to_string(g_generation.fetch_add(1)); }
 
@@ -75,12 +80,12 @@ std::string StoreRendezvous::describe() const { return store_->describe(); }
 Status StoreRendezvous::leave_together(double timeout_s, const std::function<void()>& progress,
                                        const std::function<bool(int rank)>& departed) {
   const Clock::time_point deadline = deadline_after(timeout_s);
-  if (size_ == 1) return RCC_SUCCESS;
-  const std::string prefix = prefix_ + "/leaving/";
-  const bool hosting = server_ != nullptr;
   // progress() may look a peer up (a last message from a rank never heard from before): the lock
   // is taken around each use of the client, never across progress().
   std::unique_lock<std::mutex> lock(store_mutex_);
+  if (size_ == 1) return lookups_ ? store_->delete_prefix(prefix_ + "/published/") : RCC_SUCCESS;
+  const std::string prefix = prefix_ + "/leaving/";
+  const bool hosting = server_ != nullptr;
   RCC_RETURN_IF_ERROR(store_->set_consumable(prefix + std::to_string(rank_),
                                              hosting ? std::vector<uint8_t>{1} : std::vector<uint8_t>{},
                                              static_cast<uint32_t>(size_ - 1)));
@@ -113,17 +118,54 @@ Status StoreRendezvous::leave_together(double timeout_s, const std::function<voi
     a_rank_hosts = a_rank_hosts || (announcement.size() == 1 && announcement[0] == 1);
   }
   if (hosting) {
+    // The store goes with this rank: it waits until every rank that met is done with it.
     for (int peer = 0; peer < size_; ++peer) {
       std::vector<uint8_t> ignored;
       if (peer != rank_ && met[static_cast<size_t>(peer)])
         RCC_RETURN_IF_ERROR(store_->get(prefix_ + "/left/" + std::to_string(peer), timeout_s, &ignored));
     }
-    // Every rank that met has left: nobody looks anything up any more.
-    RCC_RETURN_IF_ERROR(store_->delete_prefix(prefix_ + "/published/"));
-  } else if (a_rank_hosts) {
-    RCC_RETURN_IF_ERROR(store_->set_consumable(prefix_ + "/left/" + std::to_string(rank_), {}, 1));
+    return RCC_SUCCESS;
   }
-  return RCC_SUCCESS;
+  if (a_rank_hosts) return store_->set_consumable(prefix_ + "/left/" + std::to_string(rank_), {}, 1);
+  if (!lookups_) return RCC_SUCCESS;  // nothing was published
+  // The store outlives the job (rccrun's, or the caller's): the blobs published for lookups go once
+  // no rank can look anything up any more, that is once every rank that met is past its wait above.
+  // Rank 0 hears from each and then tells all, so that no rank reads the store N times more.
+  const std::string all_left = prefix_ + "/all-left";
+  if (rank_ == 0) {
+    uint32_t readers = 0;
+    for (int peer = 1; peer < size_; ++peer) {
+      if (!met[static_cast<size_t>(peer)]) continue;
+      std::vector<uint8_t> ignored;
+      RCC_RETURN_IF_ERROR(store_->get(prefix_ + "/left/" + std::to_string(peer), timeout_s, &ignored));
+      ++readers;
+    }
+    if (readers > 0) RCC_RETURN_IF_ERROR(store_->set_consumable(all_left, {}, readers));
+  } else if (met[0]) {
+    RCC_RETURN_IF_ERROR(store_->set_consumable(prefix_ + "/left/" + std::to_string(rank_), {}, 1));
+    for (;;) {
+      bool done = false;
+      std::vector<uint8_t> ignored;
+      RCC_RETURN_IF_ERROR(store_->try_get(all_left, &done, &ignored));
+      if (done) {
+        RCC_RETURN_IF_ERROR(store_->get(all_left, timeout_s, &ignored));  // counted: the key goes after the last
+        break;
+      }
+      if (departed(0)) return RCC_SUCCESS;  // rank 0 left without meeting: the keys stay
+      if (Clock::now() > deadline) {
+        return fail(RCC_ERR_TIMEOUT, "rank 0 did not finish rcc_comm_destroy within %.0f s", timeout_s);
+      }
+      lock.unlock();
+      progress();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      lock.lock();
+    }
+  } else {
+    return RCC_SUCCESS;  // rank 0 left without meeting: the keys stay
+  }
+  // Each rank removes what it published (a store that counts its keys removes only a client's own;
+  // rcc's own store removes the job's published keys at the first of these calls).
+  return store_->delete_prefix(prefix_ + "/published/");
 }
 
 }  // namespace rcc::bootstrap

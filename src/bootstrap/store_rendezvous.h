@@ -45,8 +45,11 @@ class StoreExchange final : public Exchange {
 class StoreRendezvous final : public Rendezvous {
  public:
   // server: set on the rank that hosts the store (it leaves last). Keys start with prefix.
+  // lookups: whether blobs may be looked up after set-up (serves_lookups): not through a store the
+  // caller shares with its own threads (rcc_comm_init_store: torch's store, used by torch's main
+  // thread while rcc's engine would look a peer up), which rcc may use only inside its own calls.
   StoreRendezvous(std::unique_ptr<StoreServer> server, std::unique_ptr<StoreClient> store, int rank, int size,
-                  std::string prefix);
+                  std::string prefix, bool lookups = true);
   // A prefix numbering the rendezvous made by this process: the same on every rank as long as every
   // rank makes them in one order (as jobs do: one rcc_comm_init after the other).
   static std::string next_prefix();
@@ -58,7 +61,7 @@ class StoreRendezvous final : public Rendezvous {
                    std::vector<std::vector<uint8_t>>* all) override;
   // Published blobs are plain keys, read any number of times; the rank hosting the store removes
   // them once every rank left (leave_together).
-  bool serves_lookups() const override { return true; }
+  bool serves_lookups() const override { return lookups_; }
   Status publish(const std::string& name, const std::vector<uint8_t>& mine) override;
   Status lookup(const std::string& name, int rank, double timeout_s, std::vector<uint8_t>* blob) override;
   std::string describe() const override;
@@ -74,6 +77,7 @@ class StoreRendezvous final : public Rendezvous {
   int rank_;
   int size_;
   std::string prefix_;
+  bool lookups_;
 };
 
 }  // namespace rcc::bootstrap

@@ -95,7 +95,8 @@ Status Engine::connect(bootstrap::Exchange& exchange, double timeout_s) {
   lookup_timeout_s_ = timeout_s;
   std::string when;
   RCC_RETURN_IF_ERROR(settings::choice("RCC_CONNECT", &when));
-  on_demand_ = when == "lazy" && transport_->connects_on_demand() && !polled_;
+  const bool wanted = when == "lazy";
+  on_demand_ = wanted && transport_->connects_on_demand() && !polled_;
   peers_[static_cast<size_t>(rank_)].connected = true;  // messages to itself need no connection
   if (on_demand_ && exchange.serves_lookups()) {
     directory_ = &exchange;
@@ -123,9 +124,9 @@ Status Engine::connect(bootstrap::Exchange& exchange, double timeout_s) {
   }
   RCC_INFO("engine: %d ranks over %s, %s, eager limit %zu bytes%s, %u slots per peer, %s, encodings%s%s%s", size_,
            transport_->name(),
-           on_demand_ ? "each peer connected at first use"
-                      : (when == "lazy" ? "every peer connected at set-up (this backend cannot connect on demand)"
-                                        : "every peer connected at set-up (RCC_CONNECT=eager)"),
+           on_demand_        ? "each peer connected at first use"
+           : when == "eager" ? "every peer connected at set-up (RCC_CONNECT=eager)"
+                             : "every peer connected at set-up (this backend cannot connect on demand)",
            layout_.near_geometry().eager_limit, far.c_str(), slots_,
            polled_ ? "slot messages found by polling" : "slot messages notified",
            (encodings_ & kAnchored) ? " anchored" : "", (encodings_ & kBare) ? " bare" : "", " headed");

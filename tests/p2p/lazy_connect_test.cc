@@ -25,8 +25,9 @@ using ranktest::rank;
 using ranktest::size;
 
 bool eager_mode() {
+  // RCC_CONNECT=lazy asks for connections at first use (the default is eager).
   const char* connect = std::getenv("RCC_CONNECT");
-  if (connect != nullptr && std::string(connect) == "eager") return true;
+  if (connect == nullptr || std::string(connect) != "lazy") return true;
   // Backends that cannot connect on demand (verbs) connect every peer at set-up.
   const char* transport = nullptr;
   rcc_comm_transport(comm(), &transport);
