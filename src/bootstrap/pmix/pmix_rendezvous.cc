@@ -56,7 +56,7 @@ namespace {
 // Fences of one process follow each other (PMIx matches a fence by its set of processes, so two at
 // once over the whole job could pair up differently on different ranks).
 std::mutex g_fence_mutex;
-std::atomic<uint64_t> g_generation{0};
+std::atomic<uint64_t> g_pmix_generation{0};
 
 // An integer of any PMIx integer type; false for other types.
 bool integer_of(const pmix_value_t& value, int64_t* out) {
@@ -90,7 +90,7 @@ Status get_integer(const pmix_proc_t& proc, const char* key, bool* found, int64_
   return RCC_SUCCESS;
 }
 
-std::string list_ranks(const std::vector<int>& ranks) {
+std::string pmix_rank_list(const std::vector<int>& ranks) {
   std::string text;
   for (size_t i = 0; i < ranks.size(); ++i) text += (i > 0 ? ", " : "") + std::to_string(ranks[i]);
   return text;
@@ -153,7 +153,7 @@ class PmixRendezvous final : public Rendezvous {
       : session_(std::move(session)),
         rank_(rank),
         size_(size),
-        prefix_("rcc.j" + std::to_string(g_generation.fetch_add(1)) + ".") {}
+        prefix_("rcc.j" + std::to_string(g_pmix_generation.fetch_add(1)) + ".") {}
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -295,7 +295,7 @@ class PmixRendezvous final : public Rendezvous {
     }
     return fail(RCC_ERR_TIMEOUT,
                 "rank%s %s of %d did not arrive at the PMIx fence '%s' within %.3g s (RCC_BOOTSTRAP_TIMEOUT)",
-                missing.size() > 1 ? "s" : "", list_ranks(missing).c_str(), size_, what.c_str(), timeout_s);
+                missing.size() > 1 ? "s" : "", pmix_rank_list(missing).c_str(), size_, what.c_str(), timeout_s);
   }
 
   std::shared_ptr<PmixSession> session_;
