@@ -107,7 +107,8 @@ Status LivenessMonitor::connect_links(Exchange& exchange, const std::string& sec
   int port = 0;
   RCC_RETURN_IF_ERROR(listen_tcp("0.0.0.0", 0, &listen_fd_, &port));
   const std::string mine = join_address(advertised_host(), port) + " " + host_name();
-  const std::vector<int> watched = partners(rank_, size_);
+  partners_ = partners(rank_, size_);
+  const std::vector<int>& watched = partners_;
   std::vector<bool> is_partner(static_cast<size_t>(size_), false);
   for (int peer : watched) is_partner[static_cast<size_t>(peer)] = true;
   std::vector<std::vector<uint8_t>> published(static_cast<size_t>(size_));
@@ -251,7 +252,8 @@ Status LivenessMonitor::connect_links(Exchange& exchange, const std::string& sec
 }
 
 void LivenessMonitor::beat() {
-  for (int fd : fds_) {
+  for (int peer : partners_) {
+    const int fd = fds_[peer];
     if (fd < 0) continue;
     ssize_t ignored = ::send(fd, &kHeartbeat, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
     (void)ignored;
@@ -259,7 +261,7 @@ void LivenessMonitor::beat() {
 }
 
 void LivenessMonitor::send_to_partners(const std::string& frame, int except) {
-  for (int peer = 0; peer < size_; ++peer) {
+  for (int peer : partners_) {
     if (fds_[peer] < 0 || peer == except) continue;
     // Never blocks: a partner whose buffer is full is not reading (it is frozen, and will be found
     // silent by its other partners).
@@ -333,7 +335,7 @@ void LivenessMonitor::take_frames(int partner, const char* data, size_t bytes) {
 
 void LivenessMonitor::drop_silent(const std::vector<Clock::time_point>& heard, Clock::time_point now) {
   const auto limit = std::chrono::duration<double>(peer_timeout_s_);
-  for (int peer = 0; peer < size_; ++peer) {
+  for (int peer : partners_) {
     if (fds_[peer] < 0 || said_goodbye_[peer].load(std::memory_order_relaxed) || now - heard[peer] < limit) continue;
     char why[512];
     std::snprintf(why, sizeof why,
@@ -367,7 +369,7 @@ void LivenessMonitor::watch() {
     peers.clear();
     pfds.push_back({wake_pipe_[0], POLLIN, 0});
     peers.push_back(-1);
-    for (int peer = 0; peer < size_; ++peer) {
+    for (int peer : partners_) {
       if (fds_[peer] >= 0) {
         pfds.push_back({fds_[peer], POLLIN, 0});
         peers.push_back(peer);

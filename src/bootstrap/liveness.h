@@ -66,6 +66,7 @@ class LivenessMonitor {
   FailureCallback on_failure_;
   int listen_fd_ = -1;
   int wake_pipe_[2] = {-1, -1};
+  std::vector<int> partners_;                          // partners(rank_, size_): whom fds_ can hold
   std::vector<int> fds_;                               // per rank; -1 but for connected partners
   std::vector<std::string> hosts_;                     // per rank; known for partners
   std::vector<std::string> unparsed_;                  // per rank: a partner's partial frame

@@ -179,16 +179,6 @@ Status Engine::adopt_card(int peer, const std::vector<uint8_t>& card) {
   return RCC_SUCCESS;
 }
 
-Status Engine::connect_peers(std::span<const int> peers) {
-  std::lock_guard<std::mutex> guard(mutex_);
-  for (int peer : peers) {
-    if (peer < 0 || peer >= size_)
-      return fail(RCC_ERR_INTERNAL, "connect_peers: rank %d is not in [0, %d)", peer, size_);
-    RCC_RETURN_IF_ERROR(ensure_connected(peer));
-  }
-  return RCC_SUCCESS;
-}
-
 Engine::Footprint Engine::footprint() {
   std::lock_guard<std::mutex> guard(mutex_);
   Footprint out;

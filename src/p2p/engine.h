@@ -20,7 +20,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -141,9 +140,6 @@ class Engine final {
   // Read it while no other thread uses the engine.
   const EngineCounters& counters() const { return counters_; }
 
-  // Connects to these peers now (an algorithm that names its peers before it starts); already
-  // connected ones cost nothing. A peer that cannot be reached: its error.
-  Status connect_peers(std::span<const int> peers);
   // What this rank holds for its peers, for reports (rcc-bench, the INFO line at teardown).
   struct Footprint {
     int connected_peers = 0;          // peers this rank has connected to (set up to write to)
